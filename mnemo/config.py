@@ -1,0 +1,202 @@
+"""Configuration: one typed settings object per process, read at the entry point.
+
+Precedence, highest first: command-line flags > environment (`MNEMO_<FIELD>`) >
+`$MNEMO_HOME/config.toml` (flat `field = value` keys) > the defaults below.
+`MNEMO_HOME` itself comes from a flag or the environment, default `~/.mnemo`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from mnemo.errors import InvalidArgument
+
+SERVICES = ("store", "vector", "search")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of every mnemo process. Paths default to places under `home`."""
+
+    home: Path = Path("~/.mnemo")
+    """Data directory: mnemo.db, chroma/, run/ (sockets, mode 0700), logs/."""
+    store_listen: str = ""
+    """Where store_svc listens: `unix:PATH` or `HOST:PORT` (default unix socket under run/)."""
+    vector_listen: str = ""
+    """Where vector_svc listens."""
+    search_listen: str = ""
+    """Where search_svc listens."""
+    store_addr: str = ""
+    """Where clients reach store_svc (default: store_listen)."""
+    vector_addr: str = ""
+    """Where clients reach vector_svc (default: vector_listen)."""
+    search_addr: str = ""
+    """Where clients reach search_svc (default: search_listen)."""
+    db_path: str = ""
+    """SQLite file (default home/mnemo.db)."""
+    chroma_path: str = ""
+    """Embedded Chroma directory (default home/chroma)."""
+    chroma_url: str = ""
+    """`http://HOST:PORT` of a Chroma server; empty = embedded PersistentClient."""
+    embedder: str = "minilm-int8"
+    """Embedding model: minilm-int8 (onnxruntime, fast), minilm-fp32 (numpy, exact), hash (tests)."""
+    embed_delay_ms: int = 0
+    """Fault injection for tests: extra delay per embedding batch."""
+    vector_poll_ms: int = 500
+    """How often vector_svc polls the store's change feed."""
+    log_level: str = "info"
+    """debug | info | warning | error."""
+    log_file: str = ""
+    """Log file path; empty = stderr (never stdout)."""
+    tls_cert: str = ""
+    """PEM certificate (server side); required with tls_key when listening beyond loopback."""
+    tls_key: str = ""
+    """PEM private key (server side)."""
+    tls_ca: str = ""
+    """PEM CA bundle clients use to verify servers (empty = system roots)."""
+    auth_token: str = ""
+    """Bearer token required by servers and sent by clients when set."""
+    rpc_timeout_s: float = 10.0
+    """Default deadline of a gRPC call."""
+    tool_uses_cap_bytes: int = 16384
+    """Cap on each stored tool input/response."""
+    cursor_ttl_s: int = 1800
+    """Lifetime of a mem_search continuation token."""
+    context_token_budget: int = 1500
+    """Token budget of the start-of-session context."""
+    context_observations: int = 50
+    """Most observations listed in the start-of-session context."""
+    context_summaries: int = 5
+    """Most summaries listed in the start-of-session context."""
+    display_tz: str = "UTC"
+    """Time zone for rendered dates (IANA name)."""
+    skip_tools: tuple[str, ...] = (
+        "TodoWrite",
+        "TodoRead",
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+        "SlashCommand",
+        "Skill",
+        "AskUserQuestion",
+        "ExitPlanMode",
+    )
+    """Tools whose uses are noise and are not compiled into observations."""
+    anthropic_api_key: str = ""
+    """Enables the LLM observer and grounded corpus answers when set."""
+    anthropic_base_url: str = ""
+    """Override of the Messages API base URL (tests point it at a local fake)."""
+    anthropic_model: str = "claude-haiku-4-5"
+    """Model for the LLM observer and corpus answers."""
+    heartbeat_interval_s: float = 10.0
+    """Seconds between MCP progress heartbeats during long jobs."""
+    parent_check_interval_s: float = 30.0
+    """Seconds between the gateway's checks that its parent is alive."""
+    spawn_lock_stale_s: float = 60.0
+    """Age after which an abandoned spawn lock is broken."""
+    start_timeout_s: float = 60.0
+    """How long `mnemo up` waits for the stack to become healthy."""
+    project: str = ""
+    """Project name override for hooks (default: git root or cwd basename)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Unknown keys from config.toml, kept for diagnostics."""
+
+    # -- derived locations -------------------------------------------------------------
+    @property
+    def run_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def database(self) -> Path:
+        return Path(self.db_path).expanduser() if self.db_path else self.home / "mnemo.db"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return Path(self.chroma_path).expanduser() if self.chroma_path else self.home / "chroma"
+
+    def listen_address(self, service: str) -> str:
+        explicit = getattr(self, f"{service}_listen")
+        return explicit or f"unix:{self.run_dir / (service + '.sock')}"
+
+    def address(self, service: str) -> str:
+        return getattr(self, f"{service}_addr") or self.listen_address(service)
+
+
+_FIELD_TYPES = {f.name: f for f in fields(Settings)}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Turn a flag, environment or TOML value into the field's type, or refuse it."""
+    default = _FIELD_TYPES[name].default
+    try:
+        if name == "home":
+            return Path(str(value)).expanduser()
+        if isinstance(default, bool):
+            return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, tuple):
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            return tuple(str(v).strip() for v in items if str(v).strip())
+        return str(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(name, f"cannot read {value!r} as {type(default).__name__}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise InvalidArgument(str(path), f"invalid TOML: {err}") from None
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Build the settings of this process. `flags` holds only options given on the command line."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    environ = os.environ if environ is None else environ
+    home = Path(str(flags.get("home") or environ.get("MNEMO_HOME") or "~/.mnemo")).expanduser()
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in _read_toml(home / "config.toml").items():
+        if key in _FIELD_TYPES and key not in ("home", "extra"):
+            values[key] = _coerce(key, value)
+        else:
+            extra[key] = value
+    for name in _FIELD_TYPES:
+        env_value = environ.get(f"MNEMO_{name.upper()}")
+        if env_value is not None and name not in ("home", "extra"):
+            values[name] = _coerce(name, env_value)
+    for name, value in flags.items():
+        if name not in _FIELD_TYPES:
+            raise InvalidArgument(name, "unknown setting")
+        values[name] = _coerce(name, value)
+    values["home"] = home.resolve()
+    return Settings(**values, extra=extra)
+
+
+def with_overrides(settings: Settings, **changes: Any) -> Settings:
+    """A copy with some fields replaced (tests and composition roots)."""
+    return dataclasses.replace(settings, **changes)
+
+
+def ensure_private_dirs(settings: Settings) -> None:
+    """Create home, run/ and logs/; run/ holds the sockets and is reachable only by the user."""
+    settings.home.mkdir(parents=True, exist_ok=True)
+    settings.logs_dir.mkdir(parents=True, exist_ok=True)
+    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(settings.run_dir, 0o700)

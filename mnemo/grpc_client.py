@@ -1,0 +1,183 @@
+"""Client channels with deadlines, tokens and one mapping from gRPC errors back to MnemoError."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from mnemo.errors import MnemoError, Unavailable, from_code
+from mnemo.grpc_server import REQUEST_ID_KEY, is_loopback, remaining_budget
+
+_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+    # Fail fast when nothing listens, so "refused" is seen at once instead of after backoff.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+
+
+def _credentials(address: str, tls_ca: str) -> grpc.ChannelCredentials | None:
+    if is_loopback(address) and not tls_ca:
+        return None
+    roots = Path(tls_ca).read_bytes() if tls_ca else None
+    return grpc.ssl_channel_credentials(root_certificates=roots)
+
+
+def open_channel(address: str, *, tls_ca: str = "", auth_token: str = "") -> grpc.Channel:
+    """A blocking channel. Beyond loopback it is always TLS."""
+    creds = _credentials(address, tls_ca)
+    channel = grpc.secure_channel(address, creds, _OPTIONS) if creds else grpc.insecure_channel(address, _OPTIONS)
+    if auth_token:
+        channel = grpc.intercept_channel(channel, _TokenInterceptor(auth_token))
+    return channel
+
+
+def open_aio_channel(address: str, *, tls_ca: str = "", auth_token: str = "") -> grpc.aio.Channel:
+    """An asyncio channel (the gateway)."""
+    creds = _credentials(address, tls_ca)
+    interceptors = [_AioTokenInterceptor(auth_token)] if auth_token else None
+    if creds:
+        return grpc.aio.secure_channel(address, creds, _OPTIONS, interceptors=interceptors)
+    return grpc.aio.insecure_channel(address, _OPTIONS, interceptors=interceptors)
+
+
+def call_metadata(request_id: str | None = None) -> tuple[tuple[str, str], ...]:
+    return ((REQUEST_ID_KEY, request_id or secrets.token_hex(6)),)
+
+
+def error_from_rpc(err: grpc.RpcError) -> MnemoError:
+    """The inverse of the server mapping: a typed error with the server's message."""
+    code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
+    details = (err.details() if callable(getattr(err, "details", None)) else "") or code.name
+    return from_code(code.name, details)
+
+
+def is_connection_refused(err: grpc.RpcError) -> bool:
+    """True only when no server could have seen the request: nothing listened at the address.
+
+    UNAVAILABLE also covers resets and server shutdowns mid-call, which must not be
+    retried; those carry other details.
+    """
+    if err.code() != grpc.StatusCode.UNAVAILABLE:
+        return False
+    details = (err.details() or "").lower()
+    return any(
+        marker in details
+        for marker in ("connection refused", "no such file or directory", "failed to connect to all addresses")
+    ) and "reset" not in details
+
+
+def check_health(address: str, *, timeout: float = 1.0, service: str = "", tls_ca: str = "") -> bool:
+    """One health check: True when the server answers SERVING."""
+    channel = open_channel(address, tls_ca=tls_ca)
+    try:
+        reply = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=timeout
+        )
+        return reply.status == health_pb2.HealthCheckResponse.SERVING
+    except grpc.RpcError:
+        return False
+    finally:
+        channel.close()
+
+
+class ServiceClient:
+    """A stub wrapper: every call gets a deadline, a request id, and typed errors.
+
+    `client.Search(request)` calls the stub's `Search` with timeout = the smaller of the
+    default and what is left of the RPC being served (deadline propagation), and raises
+    MnemoError subclasses instead of grpc.RpcError. Streaming methods return an iterator
+    with the same error mapping; `call.cancel()` is available through `stream()`.
+    """
+
+    def __init__(self, stub: Any, channel: grpc.Channel, timeout: float):
+        self._stub = stub
+        self._channel = channel
+        self.timeout = timeout
+
+    def _deadline(self, timeout: float | None) -> float:
+        budget = timeout if timeout is not None else self.timeout
+        left = remaining_budget()
+        return max(0.05, min(budget, left)) if left is not None else budget
+
+    def __getattr__(self, method: str):
+        rpc = getattr(self._stub, method)
+
+        def invoke(request: Any, *, timeout: float | None = None) -> Any:
+            try:
+                return rpc(request, timeout=self._deadline(timeout), metadata=call_metadata())
+            except grpc.RpcError as err:
+                raise error_from_rpc(err) from None
+
+        return invoke
+
+    def stream(self, method: str, request: Any, *, timeout: float | None = None):
+        """Start a server-streaming call; returns the call object (iterate it, or cancel it)."""
+        return getattr(self._stub, method)(request, timeout=self._deadline(timeout), metadata=call_metadata())
+
+    def close(self) -> None:
+        self._channel.close()
+
+
+def connect(settings: Any, service: str, stub_class: Any) -> ServiceClient:
+    """A ServiceClient for one of the stack's services, addressed and secured from settings."""
+    channel = open_channel(settings.address(service), tls_ca=settings.tls_ca, auth_token=settings.auth_token)
+    return ServiceClient(stub_class(channel), channel, settings.rpc_timeout_s)
+
+
+class _TokenInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    def __init__(self, token: str):
+        self._header = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: Any) -> Any:
+        metadata = list(details.metadata or []) + [self._header]
+        return details._replace(metadata=metadata) if hasattr(details, "_replace") else _Details(details, metadata)
+
+    def intercept_unary_unary(self, continuation, client_call_details, request):
+        return continuation(self._with_token(client_call_details), request)
+
+    def intercept_unary_stream(self, continuation, client_call_details, request):
+        return continuation(self._with_token(client_call_details), request)
+
+
+class _Details(grpc.ClientCallDetails):
+    def __init__(self, base: Any, metadata: list):
+        self.method = base.method
+        self.timeout = base.timeout
+        self.metadata = metadata
+        self.credentials = base.credentials
+        self.wait_for_ready = getattr(base, "wait_for_ready", None)
+        self.compression = getattr(base, "compression", None)
+
+
+class _AioTokenInterceptor(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):
+    def __init__(self, token: str):
+        self._header = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: Any) -> Any:
+        metadata = grpc.aio.Metadata(*(tuple(details.metadata or ())), self._header)
+        return details._replace(metadata=metadata)
+
+    async def intercept_unary_unary(self, continuation, client_call_details, request):
+        return await continuation(self._with_token(client_call_details), request)
+
+    async def intercept_unary_stream(self, continuation, client_call_details, request):
+        return await continuation(self._with_token(client_call_details), request)
+
+
+__all__ = [
+    "ServiceClient",
+    "Unavailable",
+    "connect",
+    "call_metadata",
+    "check_health",
+    "error_from_rpc",
+    "is_connection_refused",
+    "open_aio_channel",
+    "open_channel",
+]

@@ -1,0 +1,229 @@
+"""The gRPC server bootstrap every service uses.
+
+`build_server` binds the address, adds health and reflection, and installs one
+interceptor that authenticates (when a token is configured), logs each call, stamps a
+request id, and maps `MnemoError` to status codes: the only place that mapping exists
+on the server side. `serve_forever` blocks until SIGTERM/SIGINT, then drains.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hmac
+import ipaddress
+import os
+import secrets
+import signal
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import grpc
+import structlog
+
+from mnemo.logs import get_logger
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from mnemo.errors import InvalidArgument, MnemoError
+
+log = get_logger("mnemo.grpc")
+
+REQUEST_ID_KEY = "x-request-id"
+
+# Seconds left of the RPC being served on this thread (None outside an RPC). Clients read it
+# so a downstream call never outlives the caller's deadline (gRPC Python does not propagate it).
+_time_remaining: contextvars.ContextVar[Callable[[], float | None] | None] = contextvars.ContextVar(
+    "time_remaining", default=None
+)
+
+
+def remaining_budget() -> float | None:
+    """Seconds left of the current RPC's deadline, or None when there is none."""
+    probe = _time_remaining.get()
+    return probe() if probe else None
+
+
+@dataclass
+class ServerHandle:
+    """A started server: what tests and entry points need to talk to it and stop it."""
+
+    server: grpc.Server
+    address: str  # the bound address, with the real port when port 0 was asked
+    health: health.HealthServicer
+    service_names: tuple[str, ...]
+
+    def stop(self, grace: float = 2.0) -> None:
+        self.health.enter_graceful_shutdown()
+        self.server.stop(grace).wait()
+
+
+def _abort(context: grpc.ServicerContext, err: MnemoError) -> None:
+    context.abort(getattr(grpc.StatusCode, err.code, grpc.StatusCode.INTERNAL), err.message)
+
+
+def _is_abort(exc: BaseException, context: grpc.ServicerContext) -> bool:
+    # context.abort() raises a bare Exception after setting the code; let it through.
+    return type(exc) is Exception and context.code() is not None
+
+
+def _guard_unary(behavior: Callable, method: str) -> Callable:
+    def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
+        started = time.perf_counter()
+        try:
+            reply = behavior(request, context)
+            log.debug("rpc", method=method, ms=round((time.perf_counter() - started) * 1000, 2))
+            return reply
+        except MnemoError as err:
+            log.info("rpc_error", method=method, code=err.code, error=err.message)
+            _abort(context, err)
+        except Exception as exc:
+            if _is_abort(exc, context):
+                raise
+            ref = secrets.token_hex(4)
+            log.exception("rpc_crashed", method=method, ref=ref)
+            context.abort(grpc.StatusCode.INTERNAL, f"internal error (ref={ref})")
+
+    return wrapper
+
+
+def _guard_stream(behavior: Callable, method: str) -> Callable:
+    def wrapper(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        try:
+            yield from behavior(request, context)
+        except MnemoError as err:
+            log.info("rpc_error", method=method, code=err.code, error=err.message)
+            _abort(context, err)
+        except Exception as exc:
+            if _is_abort(exc, context):
+                raise
+            ref = secrets.token_hex(4)
+            log.exception("rpc_crashed", method=method, ref=ref)
+            context.abort(grpc.StatusCode.INTERNAL, f"internal error (ref={ref})")
+
+    return wrapper
+
+
+class _Interceptor(grpc.ServerInterceptor):
+    """Authentication, request ids, logging and error mapping for every RPC."""
+
+    def __init__(self, token: str = ""):
+        self._token = token.encode()
+
+    def _authorized(self, details: grpc.HandlerCallDetails) -> bool:
+        if not self._token or details.method.startswith("/grpc.health.v1.Health/"):
+            return True
+        metadata = dict(details.invocation_metadata or ())
+        presented = str(metadata.get("authorization", "")).removeprefix("Bearer ").encode()
+        return hmac.compare_digest(presented, self._token)
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method
+        if not self._authorized(handler_call_details):
+            def deny(request, context):
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+            return grpc.unary_unary_rpc_method_handler(deny)
+        request_id = dict(handler_call_details.invocation_metadata or ()).get(REQUEST_ID_KEY, "")
+
+        def bind(fn: Callable) -> Callable:
+            def inner(request, context):
+                structlog.contextvars.bind_contextvars(request_id=request_id or secrets.token_hex(6))
+                _time_remaining.set(context.time_remaining)
+                return fn(request, context)
+            return inner
+
+        if handler.unary_unary:
+            return handler._replace(unary_unary=bind(_guard_unary(handler.unary_unary, method)))
+        if handler.unary_stream:
+            def stream(request, context, _fn=_guard_stream(handler.unary_stream, method)):
+                structlog.contextvars.bind_contextvars(request_id=request_id or secrets.token_hex(6))
+                _time_remaining.set(context.time_remaining)
+                yield from _fn(request, context)
+            return handler._replace(unary_stream=stream)
+        return handler
+
+
+def is_loopback(address: str) -> bool:
+    """True for unix sockets and loopback TCP addresses."""
+    if address.startswith("unix:"):
+        return True
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _prepare_unix_socket(address: str) -> None:
+    path = Path(address.removeprefix("unix:").removeprefix("//"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    if path.exists():
+        path.unlink()  # a stale socket from a crashed run; the caller checked nobody serves it
+
+
+def build_server(
+    listen: str,
+    register: Callable[[grpc.Server], Iterable[str]],
+    *,
+    tls_cert: str = "",
+    tls_key: str = "",
+    auth_token: str = "",
+    max_workers: int = 16,
+) -> ServerHandle:
+    """Create, bind and start a server. `register` adds servicers and returns their full names."""
+    if not is_loopback(listen) and not (tls_cert and tls_key and auth_token):
+        raise InvalidArgument("listen", f"{listen} is beyond loopback: set tls_cert, tls_key and auth_token")
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
+        interceptors=[_Interceptor(auth_token)],
+        options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                 ("grpc.max_send_message_length", 64 * 1024 * 1024)],
+    )
+    names = tuple(register(server))
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection((*names, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    if listen.startswith("unix:"):
+        _prepare_unix_socket(listen)
+    if tls_cert and tls_key:
+        creds = grpc.ssl_server_credentials([(Path(tls_key).read_bytes(), Path(tls_cert).read_bytes())])
+        port = server.add_secure_port(listen, creds)
+    else:
+        port = server.add_insecure_port(listen)
+    if not listen.startswith("unix:") and port == 0:
+        raise InvalidArgument("listen", f"could not bind {listen}")
+    server.start()
+    address = listen if listen.startswith("unix:") else f"{listen.rsplit(':', 1)[0]}:{port}"
+    for name in (*names, ""):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("serving", address=address, services=list(names))
+    return ServerHandle(server, address, health_servicer, names)
+
+
+def serve_forever(handle: ServerHandle, on_stop: Callable[[], None] | None = None, grace: float = 3.0) -> None:
+    """Block until SIGTERM or SIGINT, then stop taking calls, drain, and run `on_stop`."""
+    stopping = threading.Event()
+
+    def request_stop(signum, _frame):
+        log.info("stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    while not stopping.wait(0.5):
+        pass
+    handle.stop(grace)
+    if on_stop:
+        on_stop()
+    if handle.address.startswith("unix:"):
+        Path(handle.address.removeprefix("unix:")).unlink(missing_ok=True)
+    log.info("stopped", address=handle.address)

@@ -1,0 +1,71 @@
+"""structlog setup: JSON lines to stderr or to a file, never to stdout.
+
+stdout belongs to protocols (MCP JSON-RPC in the gateway, hook replies in hooks).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import structlog
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def configure_logging(level: str = "info", file: str | Path | None = None, service: str = "") -> None:
+    """Route stdlib logging and structlog to one JSON stream on stderr or in `file`."""
+    stream: TextIO
+    if file:
+        Path(file).parent.mkdir(parents=True, exist_ok=True)
+        stream = open(file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives for the process
+    else:
+        stream = sys.stderr
+    numeric = _LEVELS.get(level.lower(), logging.INFO)
+    processors = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        structlog.processors.JSONRenderer(),
+    ]
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(stream),
+        cache_logger_on_first_use=False,
+    )
+    if service:
+        structlog.contextvars.bind_contextvars(service=service)
+    # Libraries that log through stdlib (grpc, chromadb) go to the same stream as JSON too.
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processor=structlog.processors.JSONRenderer(),
+            foreign_pre_chain=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True)],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(max(numeric, logging.INFO) if numeric > logging.DEBUG else numeric)
+
+
+def get_logger(name: str = "mnemo"):
+    return structlog.get_logger(name)
+
+
+def _default_to_stderr() -> None:
+    # structlog's unconfigured default prints to stdout, which is the protocol channel of
+    # the gateway and of hooks. Until configure_logging runs, log JSON to stderr instead.
+    if not structlog.is_configured():
+        structlog.configure(
+            processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
+                        structlog.processors.format_exc_info, structlog.processors.JSONRenderer()],
+            wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        )
+
+
+_default_to_stderr()

@@ -1,0 +1,28 @@
+"""The services search_svc depends on, as typed clients with deadlines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mnemo.config import Settings
+from mnemo.grpc_client import ServiceClient, connect
+from mnemo.v1 import store_pb2_grpc, vector_pb2_grpc
+
+
+@dataclass
+class Backend:
+    """store is required; vector may be unreachable at any moment (callers degrade to lexical)."""
+
+    store: ServiceClient
+    vector: ServiceClient
+
+    @classmethod
+    def connect(cls, settings: Settings) -> "Backend":
+        return cls(
+            store=connect(settings, "store", store_pb2_grpc.StoreServiceStub),
+            vector=connect(settings, "vector", vector_pb2_grpc.VectorServiceStub),
+        )
+
+    def close(self) -> None:
+        self.store.close()
+        self.vector.close()

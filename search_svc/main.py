@@ -1,0 +1,35 @@
+"""Composition root of search_svc: settings in, a started server out."""
+
+from __future__ import annotations
+
+from mnemo.config import Settings
+from mnemo.grpc_server import ServerHandle, build_server
+from search_svc.backend import Backend
+from search_svc.corpus import Corpora
+from search_svc.memsearch import MemSearchEngine
+from search_svc.retrieval import Retrieval
+from search_svc.servicer import Cores, register
+from search_svc.writes import Writes
+
+
+def build_cores(settings: Settings, backend: Backend) -> Cores:
+    retrieval = Retrieval(backend, settings)
+    return Cores(
+        retrieval=retrieval,
+        memsearch=MemSearchEngine(backend, retrieval, settings),
+        writes=Writes(backend, settings),
+        corpora=Corpora(backend, retrieval, settings),
+    )
+
+
+def start(settings: Settings, listen: str) -> tuple[ServerHandle, callable]:
+    backend = Backend.connect(settings)
+    cores = build_cores(settings, backend)
+    handle = build_server(listen, lambda server: register(server, cores), tls_cert=settings.tls_cert,
+                          tls_key=settings.tls_key, auth_token=settings.auth_token)
+
+    def on_stop() -> None:
+        cores.corpora.close()
+        backend.close()
+
+    return handle, on_stop

@@ -1,0 +1,113 @@
+"""Fixtures shared by every test scope.
+
+Services run for real: in-process gRPC servers on Unix sockets in a private temp home
+(or port 0 on loopback), real SQLite files, real Chroma. Each service package exposes
+`start(settings, listen) -> (ServerHandle, on_stop)`, which these fixtures use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides
+from mnemo.grpc_client import open_channel
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+LOCOMO_DIR = REPO_ROOT.parent / "shared" / "data" / "locomo"
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A private MNEMO_HOME. Short path under /tmp: Unix socket paths are limited to 107 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="mnemo-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    """Settings for tests: the fast deterministic embedder, short intervals, no config.toml leakage."""
+    base = load_settings({"home": str(home)}, environ={})
+    ensure_private_dirs(base)
+    return with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning")
+
+
+def start_service(name: str, settings: Settings, listen: str | None = None):
+    module = importlib.import_module(f"{name}_svc.main")
+    return module.start(settings, listen or settings.listen_address(name))
+
+
+@pytest.fixture
+def store_server(settings: Settings):
+    handle, on_stop = start_service("store", settings)
+    yield handle
+    handle.stop(0)
+    on_stop()
+
+
+@pytest.fixture
+def store_stub(store_server):
+    from mnemo.v1 import store_pb2_grpc
+
+    channel = open_channel(store_server.address)
+    yield store_pb2_grpc.StoreServiceStub(channel)
+    channel.close()
+
+
+@pytest.fixture
+def vector_server(settings: Settings, store_server):
+    handle, on_stop = start_service("vector", settings)
+    yield handle
+    handle.stop(0)
+    on_stop()
+
+
+@pytest.fixture
+def vector_stub(vector_server):
+    from mnemo.v1 import vector_pb2_grpc
+
+    channel = open_channel(vector_server.address)
+    yield vector_pb2_grpc.VectorServiceStub(channel)
+    channel.close()
+
+
+@pytest.fixture
+def search_server(settings: Settings, store_server, vector_server):
+    handle, on_stop = start_service("search", settings)
+    yield handle
+    handle.stop(0)
+    on_stop()
+
+
+@pytest.fixture
+def search_stub(search_server):
+    from mnemo.v1 import search_pb2_grpc
+
+    channel = open_channel(search_server.address)
+    yield search_pb2_grpc.SearchServiceStub(channel)
+    channel.close()
+
+
+@pytest.fixture
+def stack(store_server, vector_server, search_server, settings):
+    """All three services on their default sockets in `settings.home`: a gateway or hook
+    started with MNEMO_HOME=settings.home finds them healthy and starts nothing."""
+    return settings
+
+
+def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """Environment for a spawned mnemo process: the test's home, no user config, stderr logs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+    env.update({"MNEMO_HOME": str(settings.home), "MNEMO_EMBEDDER": settings.embedder,
+                "MNEMO_LOG_LEVEL": "warning", "MNEMO_VECTOR_POLL_MS": str(settings.vector_poll_ms)})
+    env.update(extra)
+    return env
