@@ -103,7 +103,35 @@ def settings_from_args(args: argparse.Namespace):
     return load_settings(flags)
 
 
+def _hook_parser() -> argparse.ArgumentParser:
+    # Built alone, not through build_parser(): hooks run once per event and every ms counts.
+    parser = argparse.ArgumentParser(prog="mnemo hook")
+    parser.add_argument("event")
+    parser.add_argument("--platform", default="claude")
+    _add_setting_flags(parser)
+    return parser
+
+
+def run_hook(argv: Sequence[str]) -> int:
+    """`mnemo hook EVENT`: never breaks the host. Whatever fails before the hook module
+    takes over (bad flags, a broken config.toml), the host still gets `{}` and exit 0."""
+    try:
+        args = _hook_parser().parse_args(argv)
+        args.command = "hook"
+        settings = settings_from_args(args)
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the host must never see a hook fail
+        print(f"mnemo hook: ignored: {err}", file=sys.stderr)
+        sys.stdout.write("{}")
+        return 0
+    from mnemo.capture.hooks import run
+
+    return run(settings, args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:
+        return run_hook(argv[1:])
     args = build_parser().parse_args(argv)
     from mnemo.errors import MnemoError
 

@@ -50,7 +50,7 @@ class Settings:
     vector_poll_ms: int = 500
     """How often vector_svc polls the store's change feed."""
     log_level: str = "info"
-    """debug | info | warning | error."""
+    """One of debug, info, warning, error."""
     log_file: str = ""
     """Log file path; empty = stderr (never stdout)."""
     tls_cert: str = ""

@@ -10,7 +10,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from mnemo.errors import MnemoError, Unavailable, from_code
-from mnemo.grpc_server import REQUEST_ID_KEY, is_loopback, remaining_budget
+from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, remaining_budget
 
 _OPTIONS = [
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),

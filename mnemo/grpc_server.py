@@ -8,13 +8,10 @@ on the server side. `serve_forever` blocks until SIGTERM/SIGINT, then drains.
 
 from __future__ import annotations
 
-import contextvars
 import hmac
-import ipaddress
 import os
 import secrets
 import signal
-import threading
 import time
 from concurrent import futures
 from dataclasses import dataclass
@@ -29,23 +26,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from mnemo.errors import InvalidArgument, MnemoError
+from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, time_remaining
 
 log = get_logger("mnemo.grpc")
-
-REQUEST_ID_KEY = "x-request-id"
-
-# Seconds left of the RPC being served on this thread (None outside an RPC). Clients read it
-# so a downstream call never outlives the caller's deadline (gRPC Python does not propagate it).
-_time_remaining: contextvars.ContextVar[Callable[[], float | None] | None] = contextvars.ContextVar(
-    "time_remaining", default=None
-)
-
-
-def remaining_budget() -> float | None:
-    """Seconds left of the current RPC's deadline, or None when there is none."""
-    probe = _time_remaining.get()
-    return probe() if probe else None
-
 
 @dataclass
 class ServerHandle:
@@ -134,7 +117,7 @@ class _Interceptor(grpc.ServerInterceptor):
         def bind(fn: Callable) -> Callable:
             def inner(request, context):
                 structlog.contextvars.bind_contextvars(request_id=request_id or secrets.token_hex(6))
-                _time_remaining.set(context.time_remaining)
+                time_remaining.set(context.time_remaining)
                 return fn(request, context)
             return inner
 
@@ -143,23 +126,10 @@ class _Interceptor(grpc.ServerInterceptor):
         if handler.unary_stream:
             def stream(request, context, _fn=_guard_stream(handler.unary_stream, method)):
                 structlog.contextvars.bind_contextvars(request_id=request_id or secrets.token_hex(6))
-                _time_remaining.set(context.time_remaining)
+                time_remaining.set(context.time_remaining)
                 yield from _fn(request, context)
             return handler._replace(unary_stream=stream)
         return handler
-
-
-def is_loopback(address: str) -> bool:
-    """True for unix sockets and loopback TCP addresses."""
-    if address.startswith("unix:"):
-        return True
-    host = address.rsplit(":", 1)[0].strip("[]")
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _prepare_unix_socket(address: str) -> None:
@@ -211,16 +181,18 @@ def build_server(
 
 def serve_forever(handle: ServerHandle, on_stop: Callable[[], None] | None = None, grace: float = 3.0) -> None:
     """Block until SIGTERM or SIGINT, then stop taking calls, drain, and run `on_stop`."""
-    stopping = threading.Event()
+    received: list[int] = []
 
     def request_stop(signum, _frame):
-        log.info("stopping", signal=signal.Signals(signum).name)
-        stopping.set()
+        # Only append here: a signal handler that sets a threading.Event can deadlock with
+        # the main thread waiting on that same Event's lock.
+        received.append(signum)
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    while not stopping.wait(0.5):
-        pass
+    while not received:
+        time.sleep(0.2)
+    log.info("stopping", signal=signal.Signals(received[0]).name)
     handle.stop(grace)
     if on_stop:
         on_stop()

@@ -30,6 +30,7 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, callable]:
 
     def on_stop() -> None:
         cores.corpora.close()
+        cores.retrieval.close()
         backend.close()
 
     return handle, on_stop

@@ -1,4 +1,4 @@
-"""PLACEHOLDER (owned by the retrieval helper): hybrid search, timelines, details.
+"""Hybrid search, timelines and details: the core behind `search`, `timeline`, `get_observations`.
 
 Required interface (others depend on it):
 
@@ -15,19 +15,294 @@ class Retrieval:
         #               counts: search_pb2.SearchCounts (true totals), strategy: str, notice: str
     def context_rows(self, ref: common_pb2.Ref, before: int, after: int, project: str) -> list[common_pb2.IndexRow]
         # timeline neighbours of a record, the record itself excluded
+
+How hybrid() works (docs/search.md has the long form):
+- Empty query: a filter-only listing (StoreService.ListRecent), strategy "filter", exact counts.
+- Lexical candidates: StoreService.Search (bm25 OR of content words, CJK substrings) with every
+  filter, the first max(LEXICAL_DEPTH, offset+limit) (at most 500).
+- Vector candidates: VectorService.Query with the filters Chroma can apply (all but concepts
+  and files), then StoreService.Hydrate with ALL filters, so both lists honour every filter.
+- Relevance order: the two lists are fused (search_svc.fusion), one row per record.
+  Date order: the union is sorted by date. Rows past the fused window continue with the
+  remaining lexical matches.
+- Counts: the store's exact lexical totals per kind, plus the vector neighbours that passed
+  every filter and are not among the lexical candidates. That is exact whenever the lexical
+  matches fit the candidate window; beyond it, a vector neighbour might also be a deeper
+  lexical match, so the total can exceed the reachable rows by at most the vector extras.
+- Vector side down (or unable to take the query): lexical rows, strategy "lexical", and a notice.
 """
 
 from __future__ import annotations
 
-from mnemo.errors import FailedPrecondition
+import contextvars
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from mnemo.config import Settings
+from mnemo.errors import (DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError,
+                          Unavailable)
+from mnemo.logs import get_logger
+from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
+from search_svc.backend import Backend
+from search_svc.fusion import DEFAULT_FUSION, FusionParams, fuse
+from search_svc.render import Renderer, ReplyContext
+from search_svc.requests import describe_filters, restricting_operators, search_args, semantic_text
+from search_svc import details
+
+log = get_logger(__name__)
+
+LEXICAL_DEPTH = 100
+"""Lexical candidates fused with the vector list (at least offset+limit)."""
+STORE_PAGE_MAX = 500
+VECTOR_DEPTH = 100
+"""Vector neighbours asked for; 200 (the maximum) when concepts/files are filtered after the query."""
+VECTOR_DEPTH_POSTFILTERED = 200
+VECTOR_TIMEOUT_S = 5.0
+PROBE_TTL_S = 5.0
+SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
+SEMANTIC_REFUSED = "semantic search could not take this query; lexical results only"
+# Errors that mean "the vector side cannot answer now"; the store still can.
+_VECTOR_FAILURES = (Unavailable, DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument)
+
+Key = tuple[int, int]
+
+
+def ref_key(ref: common_pb2.Ref) -> Key:
+    return (ref.kind, ref.id)
+
+
+@dataclass
+class HybridResult:
+    rows: list[common_pb2.IndexRow]
+    counts: search_pb2.SearchCounts
+    strategy: str
+    notice: str = ""
+
+
+@dataclass
+class _Semantic:
+    """Hydrated vector neighbours (every filter applied), closest first."""
+
+    rows: list[common_pb2.IndexRow] = field(default_factory=list)
+    distances: list[float] = field(default_factory=list)
+
+
+class _VectorProbe:
+    """Whether vector_svc answers, asked at most every PROBE_TTL_S seconds."""
+
+    def __init__(self, backend: Backend, clock=time.monotonic):
+        self._backend, self._clock = backend, clock
+        self._lock = threading.Lock()
+        self._checked_at, self._up = float("-inf"), False
+
+    def up(self) -> bool:
+        with self._lock:
+            if self._clock() - self._checked_at < PROBE_TTL_S:
+                return self._up
+        try:
+            self._backend.vector.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
+            up = True
+        except MnemoError:
+            up = False
+        self.record(up)
+        return up
+
+    def record(self, up: bool) -> None:
+        with self._lock:
+            self._checked_at, self._up = self._clock(), up
 
 
 class Retrieval:
-    def __init__(self, backend, settings):
-        self.backend, self.settings = backend, settings
+    def __init__(self, backend: Backend, settings: Settings, *, fusion: FusionParams = DEFAULT_FUSION):
+        self.backend, self.settings, self.fusion = backend, settings, fusion
+        self.render = Renderer(settings.display_tz)
+        self._probe = _VectorProbe(backend)
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-query")
 
     def capabilities(self) -> list[str]:
-        return []
+        return ["search", "vector"] if self._probe.up() else ["search"]
 
-    def __getattr__(self, name):
-        raise FailedPrecondition(f"retrieval.{name} is not built yet")
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- layer 1: search ----------------------------------------------------------------------
+    def search(self, req: search_pb2.SearchRequest) -> search_pb2.SearchReply:
+        args = search_args(req)
+        result = self.hybrid(args.query, args.filters, limit=args.limit, offset=args.offset,
+                             order=args.order, operators=args.operators)
+        ctx = ReplyContext(query=args.query, counts=result.counts, offset=args.offset, strategy=result.strategy,
+                           notice=result.notice, filters_text=describe_filters(args.filters))
+        text = self.render.search(ctx, result.rows, show_project=not args.filters.project)
+        return search_pb2.SearchReply(text=text, rows=result.rows, counts=result.counts,
+                                      strategy=result.strategy, notice=result.notice)
+
+    # -- layers 2 and 3 (details.py holds the anchor and record logic) -----------------------------
+    def timeline(self, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
+        return details.timeline(self, req)
+
+    def get_observations(self, req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply:
+        return details.get_observations(self, req)
+
+    def context_rows(self, ref: common_pb2.Ref, before: int, after: int, project: str) -> list[common_pb2.IndexRow]:
+        return details.context_rows(self, ref, before, after, project)
+
+    # -- hybrid retrieval -----------------------------------------------------------------------
+    def hybrid(self, query: str, filters: common_pb2.Filters, *, limit: int, offset: int = 0,
+               order: int = common_pb2.ORDER_RELEVANCE, operators: bool = False) -> HybridResult:
+        if limit < 1 or offset < 0:
+            raise InvalidArgument("limit" if limit < 1 else "offset", "limit must be 1 or more and offset 0 or more")
+        if not query.strip():
+            return self._listing(filters, limit, offset, order)
+        notice = ""
+        semantic_query = semantic_text(query, operators).strip()
+        restricted = restricting_operators(query) if operators else []
+        if restricted:
+            notice = f"{' and '.join(restricted)} operators are applied by lexical search only; semantic matches left out"
+            semantic_query = ""
+        depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
+        pending = self._start_semantic(semantic_query, filters) if semantic_query else None
+        lexical = self._lexical(query, filters, order, operators, offset=0, limit=depth)
+        semantic, vector_notice = self._finish_semantic(pending, filters) if pending else (None, "")
+        notice = notice or vector_notice
+        if semantic is None:
+            return self._lexical_only(lexical, query, filters, order, operators, limit, offset, notice)
+        return self._fused(lexical, semantic, query, filters, order, operators, limit, offset, notice, depth)
+
+    def _listing(self, filters, limit: int, offset: int, order: int) -> HybridResult:
+        order = common_pb2.ORDER_DATE_DESC if order == common_pb2.ORDER_RELEVANCE else order
+        reply = self.backend.store.ListRecent(store_pb2.ListRecentRequest(
+            filters=filters, page=common_pb2.Page(limit=limit, offset=offset), order=order))
+        counts = search_pb2.SearchCounts(total=reply.total)
+        for kind, attr in ((common_pb2.DOC_KIND_OBSERVATION, "observations"),
+                           (common_pb2.DOC_KIND_SUMMARY, "summaries"), (common_pb2.DOC_KIND_PROMPT, "prompts")):
+            setattr(counts, attr, self._count_kind(filters, kind))
+        return HybridResult(rows=list(reply.rows), counts=counts, strategy="filter")
+
+    def _count_kind(self, filters: common_pb2.Filters, kind: int) -> int:
+        if filters.kinds and kind not in filters.kinds:
+            return 0
+        narrowed = common_pb2.Filters()
+        narrowed.CopyFrom(filters)
+        narrowed.ClearField("kinds")
+        narrowed.kinds.append(kind)
+        return self.backend.store.ListRecent(store_pb2.ListRecentRequest(
+            filters=narrowed, page=common_pb2.Page(limit=1))).total
+
+    def _lexical(self, query, filters, order, operators, *, offset: int, limit: int) -> store_pb2.StoreSearchResponse:
+        syntax = store_pb2.QUERY_SYNTAX_OPERATORS if operators else store_pb2.QUERY_SYNTAX_PLAIN
+        return self.backend.store.Search(store_pb2.StoreSearchRequest(
+            query=query, syntax=syntax, filters=filters, order=order,
+            page=common_pb2.Page(limit=limit, offset=offset)))
+
+    # The vector query runs on a worker thread while the lexical query runs on this one.
+    def _start_semantic(self, text: str, filters: common_pb2.Filters):
+        limit = VECTOR_DEPTH_POSTFILTERED if (filters.concepts or filters.files) else VECTOR_DEPTH
+        request = vector_pb2.VectorQueryRequest(text=text, filters=vector_filters(filters), limit=limit)
+        timeout = min(self.backend.vector.timeout, VECTOR_TIMEOUT_S)
+        context = contextvars.copy_context()  # carries the caller's deadline to the worker thread
+        return self._pool.submit(context.run, self._query_vector, request, timeout)
+
+    def _query_vector(self, request, timeout: float):
+        try:
+            reply = self.backend.vector.Query(request, timeout=timeout)
+        except _VECTOR_FAILURES as err:
+            return err
+        return reply
+
+    def _finish_semantic(self, pending, filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
+        """The hydrated neighbours, or None and the notice explaining why there are none."""
+        reply = pending.result()
+        if isinstance(reply, MnemoError):
+            log.warning("vector query failed; answering lexically", code=reply.code, error=reply.message)
+            if isinstance(reply, InvalidArgument):
+                return None, SEMANTIC_REFUSED
+            self._probe.record(False)
+            return None, SEMANTIC_DOWN
+        self._probe.record(True)
+        hits = list(reply.hits)
+        if not hits:
+            return _Semantic(), ""
+        distance = {ref_key(hit.ref): hit.distance for hit in hits}
+        rows = self.backend.store.Hydrate(store_pb2.HydrateRequest(
+            refs=[hit.ref for hit in hits], filters=filters)).rows
+        return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows]), ""
+
+    def _lexical_only(self, lexical, query, filters, order, operators, limit, offset, notice) -> HybridResult:
+        rows = list(lexical.hits[offset:offset + limit])
+        if len(rows) < limit and offset + limit > len(lexical.hits) and lexical.total > len(lexical.hits):
+            rows = list(self._lexical(query, filters, order, operators, offset=offset, limit=limit).hits)
+        return HybridResult(rows=rows, counts=lexical_counts(lexical), strategy="lexical", notice=notice)
+
+    def _fused(self, lexical, semantic: _Semantic, query, filters, order, operators, limit, offset,
+               notice, depth: int) -> HybridResult:
+        lexical_rows = {ref_key(row.ref): row for row in lexical.hits}
+        extras = [row for row in semantic.rows if ref_key(row.ref) not in lexical_rows]
+        counts = lexical_counts(lexical)
+        for row in extras:
+            counts.total += 1
+            _bump_kind(counts, row.ref.kind)
+        if order == common_pb2.ORDER_RELEVANCE:
+            window = self._rank_fusion(lexical, semantic, depth)
+        else:
+            window = sort_by_date([*lexical.hits, *extras], newest_first=order == common_pb2.ORDER_DATE_DESC)
+        rows = window[offset:offset + limit]
+        missing = limit - len(rows)
+        if missing > 0 and lexical.total > len(lexical.hits):
+            rows += self._tail(query, filters, order, operators, start=len(lexical.hits) + max(0, offset - len(window)),
+                               count=missing, shown={ref_key(r.ref) for r in window}, slack=len(extras))
+        return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
+
+    def _rank_fusion(self, lexical, semantic: _Semantic, depth: int) -> list[common_pb2.IndexRow]:
+        by_key = {ref_key(row.ref): row for row in semantic.rows}
+        by_key.update({ref_key(row.ref): row for row in lexical.hits})  # the store's row carries bm25
+        fused = fuse([(ref_key(r.ref), r.score) for r in lexical.hits],
+                     [(ref_key(r.ref), d) for r, d in zip(semantic.rows, semantic.distances)], self.fusion,
+                     lexical_depth=depth)
+        rows = []
+        for item in fused:
+            row = common_pb2.IndexRow()
+            row.CopyFrom(by_key[item.key])
+            row.score = item.score
+            rows.append(row)
+        return rows
+
+    def _tail(self, query, filters, order, operators, *, start: int, count: int, shown: set[Key],
+              slack: int) -> list[common_pb2.IndexRow]:
+        """Rows past the fused window: the next lexical matches, skipping records already shown."""
+        hits = self._lexical(query, filters, order, operators, offset=start,
+                             limit=min(STORE_PAGE_MAX, count + slack)).hits
+        return [row for row in hits if ref_key(row.ref) not in shown][:count]
+
+
+def vector_filters(filters: common_pb2.Filters) -> common_pb2.Filters:
+    """The filters Chroma can apply; concepts and files are applied by the store's Hydrate."""
+    narrowed = common_pb2.Filters()
+    narrowed.CopyFrom(filters)
+    narrowed.ClearField("concepts")
+    narrowed.ClearField("files")
+    return narrowed
+
+
+def lexical_counts(reply: store_pb2.StoreSearchResponse) -> search_pb2.SearchCounts:
+    return search_pb2.SearchCounts(total=reply.total, observations=reply.observation_total,
+                                   summaries=reply.summary_total, prompts=reply.prompt_total)
+
+
+def _bump_kind(counts: search_pb2.SearchCounts, kind: int) -> None:
+    if kind == common_pb2.DOC_KIND_OBSERVATION:
+        counts.observations += 1
+    elif kind == common_pb2.DOC_KIND_SUMMARY:
+        counts.summaries += 1
+    elif kind == common_pb2.DOC_KIND_PROMPT:
+        counts.prompts += 1
+
+
+def sort_by_date(rows, *, newest_first: bool) -> list[common_pb2.IndexRow]:
+    """Deduplicated by record, in date order with a stable tie-break (kind, then id)."""
+    unique: dict[Key, common_pb2.IndexRow] = {}
+    for row in rows:
+        unique.setdefault(ref_key(row.ref), row)
+    ordered = sorted(unique.values(), key=lambda r: (r.created_at_epoch, r.ref.kind, r.ref.id))
+    return ordered[::-1] if newest_first else ordered

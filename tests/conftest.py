@@ -50,7 +50,8 @@ def start_service(name: str, settings: Settings, listen: str | None = None):
 def store_server(settings: Settings):
     handle, on_stop = start_service("store", settings)
     yield handle
-    handle.stop(0)
+    # A short grace lets in-flight handlers finish before the core closes its resources.
+    handle.stop(0.5)
     on_stop()
 
 
@@ -67,7 +68,8 @@ def store_stub(store_server):
 def vector_server(settings: Settings, store_server):
     handle, on_stop = start_service("vector", settings)
     yield handle
-    handle.stop(0)
+    # A short grace lets in-flight handlers finish before the core closes its resources.
+    handle.stop(0.5)
     on_stop()
 
 
@@ -84,7 +86,8 @@ def vector_stub(vector_server):
 def search_server(settings: Settings, store_server, vector_server):
     handle, on_stop = start_service("search", settings)
     yield handle
-    handle.stop(0)
+    # A short grace lets in-flight handlers finish before the core closes its resources.
+    handle.stop(0.5)
     on_stop()
 
 
@@ -111,3 +114,11 @@ def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:
                 "MNEMO_LOG_LEVEL": "warning", "MNEMO_VECTOR_POLL_MS": str(settings.vector_poll_ms)})
     env.update(extra)
     return env
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test carries the marker of its scope folder (unit, service, e2e), so `-m unit` works."""
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO_ROOT / "tests").parts
+        if parts and parts[0] in ("unit", "service", "e2e"):
+            item.add_marker(getattr(pytest.mark, parts[0]))

@@ -1,0 +1,106 @@
+"""Latency of `mnemo hook <event>` as the host sees it: a fresh interpreter per event.
+
+Starts store, vector and search in this process on Unix sockets in a temporary home
+(hash embedder: this measures hooks, not embeddings), then runs each hook as a
+subprocess with a realistic payload, N times, and prints p50/p95 next to the bare
+interpreter start (`python -c pass`) and the import floor of any gRPC client
+(`import grpc` + the generated stubs), measured in the same run.
+
+    .venv/bin/python bench/hooks.py [--runs 20]
+
+Target: p50 under 150 ms per hook (most of it interpreter start and the grpc import).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
+from tests.fixtures.replay import make_workspace, payloads  # noqa: E402
+
+
+def timed(argv: list[str], stdin: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    elapsed = (time.perf_counter() - started) * 1000
+    if done.returncode != 0 or not done.stdout.startswith("{"):
+        raise SystemExit(f"{argv}: exit {done.returncode}: {done.stdout[:200]} {done.stderr[-500:]}")
+    return elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+    settings = with_overrides(load_settings({"home": str(home)}, environ={}), embedder="hash", log_level="warning")
+    ensure_private_dirs(settings)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+    env.update(MNEMO_HOME=str(home), MNEMO_EMBEDDER="hash", MNEMO_LOG_LEVEL="warning")
+    handles = []
+    try:
+        for name in ("store", "vector", "search"):
+            handles.append(importlib.import_module(f"{name}_svc.main").start(settings, settings.listen_address(name)))
+        repo, transcript = make_workspace(home / "ws")
+        recorded = payloads(repo, transcript)
+        start = next(p for e, p in recorded if e == "SessionStart")
+        prompt = next(p for e, p in recorded if e == "UserPromptSubmit")
+        edit = next(p for e, p in recorded if e == "PostToolUse" and p["tool_name"] == "Edit")
+        read = next(p for e, p in recorded if e == "PostToolUse" and p["tool_name"] == "Read")
+        stop = next(p for e, p in recorded if e == "Stop")
+
+        hook = [sys.executable, "-m", "mnemo.cli", "hook"]
+        rows: dict[str, list[float]] = {name: [] for name in (
+            "python -c pass", "import grpc + stubs", "SessionStart", "UserPromptSubmit", "PostToolUse (Edit)",
+            "PostToolUse (Read)", "Stop")}
+        floor = "import grpc; from mnemo.v1 import store_pb2, store_pb2_grpc; print('{}')"
+        for run in range(args.runs):
+            session = {"session_id": f"bench-{run}"}
+            rows["python -c pass"].append(timed([sys.executable, "-c", "print('{}')"], "", env))
+            rows["import grpc + stubs"].append(timed([sys.executable, "-c", floor], "", env))
+            rows["SessionStart"].append(timed(hook + ["SessionStart"], json.dumps({**start, **session}), env))
+            rows["UserPromptSubmit"].append(timed(hook + ["UserPromptSubmit"], json.dumps({**prompt, **session}), env))
+            rows["PostToolUse (Read)"].append(timed(hook + ["PostToolUse"], json.dumps(
+                {**read, **session, "tool_use_id": f"r{run}"}), env))
+            rows["PostToolUse (Edit)"].append(timed(hook + ["PostToolUse"], json.dumps(
+                {**edit, **session, "tool_use_id": f"e{run}"}), env))
+            rows["Stop"].append(timed(hook + ["Stop"], json.dumps({**stop, **session}), env))
+        errors = (home / "logs" / "hooks.log")
+        if errors.exists() and '"level": "error"' in errors.read_text():
+            raise SystemExit(f"hooks logged errors:\n{errors.read_text()[-2000:]}")
+    finally:
+        for handle, on_stop in handles:
+            handle.stop(0)
+            on_stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+    baseline = statistics.median(rows["python -c pass"])
+    print(f"hook latency, {args.runs} runs each, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'what':<22} {'p50 ms':>8} {'p95 ms':>8} {'x baseline':>11}")
+    for name, values in rows.items():
+        p50 = statistics.median(values)
+        print(f"{name:<22} {p50:8.1f} {percentile(values, 0.95):8.1f} {p50 / baseline:11.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,380 @@
+"""LoCoMo retrieval benchmark: lexical-only vs vector-only vs hybrid, through the public gRPC API.
+
+Protocol (../shared/data/locomo/README.md): one observation per dialogue turn, text
+"<speaker>: <text>" (plus the image caption when present), dated with its session's date,
+project = sample_id; one query per question scoped to its conversation's project; a hit at
+k = any evidence dia_id among the first k results; recall@1/5/10 and MRR@10 per category
+and over categories 1-4 (category 5 separately), with the public audit's evidence
+corrections applied.
+
+The three columns come from the same stack in the same run:
+- lexical: StoreService.Search (bm25 OR of content words), project-scoped;
+- vector:  VectorService.Query, project-scoped;
+- hybrid:  SearchService.Search (what the search tool answers), project-scoped.
+
+    .venv/bin/python bench/locomo.py                 # real embedder (settings default, minilm-int8)
+    .venv/bin/python bench/locomo.py --tune          # also grid-search fusion parameters offline
+    .venv/bin/python bench/locomo.py --convs conv-30 --embedder hash
+
+Skips cleanly (exit 0) when ../shared/data/locomo is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pickle
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+DATA_DIR = REPO.parent / "shared" / "data" / "locomo"
+
+from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
+from mnemo.grpc_client import connect  # noqa: E402
+from mnemo.v1 import (common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc,  # noqa: E402
+                      vector_pb2, vector_pb2_grpc)
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+KS = (1, 5, 10)
+DEPTH = 10
+
+
+# -- data ----------------------------------------------------------------------------------
+def load_dev(data_dir: Path = DATA_DIR) -> list[dict]:
+    return json.loads((data_dir / "locomo-dev.json").read_text())
+
+
+def audit_corrections(dev: list[dict], data_dir: Path = DATA_DIR) -> tuple[dict[tuple[str, int], list[str]], int]:
+    """(sample_id, qa index) -> corrected evidence, and how many audit entries could not be matched.
+
+    question_id is locomo_<conversation index in the FULL file>_qa<index>. The dev file keeps
+    the full file's first five conversations in order; each mapping is verified by the
+    question text, and an entry whose text does not match is searched in every conversation.
+    """
+    audit = json.loads((data_dir / "audit-errors-dev.json").read_text())
+    corrections: dict[tuple[str, int], list[str]] = {}
+    unmatched = 0
+    for entry in audit:
+        if not entry.get("correct_evidence"):
+            continue
+        match = re.match(r"locomo_(\d+)_qa(\d+)$", entry["question_id"])
+        if not match:
+            unmatched += 1
+            continue
+        conv_index, qa_index = int(match.group(1)), int(match.group(2))
+        target = _locate(dev, conv_index, qa_index, entry["question"])
+        if target is None:
+            unmatched += 1
+            continue
+        corrections[target] = list(entry["correct_evidence"])
+    return corrections, unmatched
+
+
+def _locate(dev, conv_index: int, qa_index: int, question: str) -> tuple[str, int] | None:
+    def same(a: str, b: str) -> bool:
+        return a.strip().lower() == b.strip().lower()
+
+    if conv_index < len(dev) and qa_index < len(dev[conv_index]["qa"]):
+        if same(dev[conv_index]["qa"][qa_index]["question"], question):
+            return dev[conv_index]["sample_id"], qa_index
+    for conv in dev:
+        for i, qa in enumerate(conv["qa"]):
+            if same(qa["question"], question):
+                return conv["sample_id"], i
+    return None
+
+
+def session_epoch(text: str) -> int:
+    """'1:56 pm on 8 May, 2023' -> epoch ms (UTC)."""
+    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    text: str
+    epoch: int
+    session: int
+
+
+def turns(conv: dict, max_sessions: int | None = None) -> list[Turn]:
+    c = conv["conversation"]
+    numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
+    out = []
+    for n in numbers[:max_sessions]:
+        start = session_epoch(c[f"session_{n}_date_time"])
+        for i, turn in enumerate(c[f"session_{n}"]):
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            out.append(Turn(turn["dia_id"], text, start + i * 1000, n))  # a second apart keeps turn order
+    return out
+
+
+def evidence_ids(raw: list[str]) -> set[str]:
+    ids = set()
+    for item in raw:
+        ids.update(part.strip() for part in re.split(r"[;,]", str(item)) if part.strip())
+    return ids
+
+
+@dataclass
+class Question:
+    sample_id: str
+    index: int
+    text: str
+    category: int
+    evidence: set[str]
+
+
+def questions(conv: dict, corrections: dict, sessions: set[int] | None = None) -> list[Question]:
+    out = []
+    for i, qa in enumerate(conv["qa"]):
+        evidence = evidence_ids(corrections.get((conv["sample_id"], i), qa.get("evidence", [])))
+        if sessions is not None:
+            evidence = {e for e in evidence if _session_of(e) in sessions}
+        if evidence:
+            out.append(Question(conv["sample_id"], i, qa["question"], int(qa["category"]), evidence))
+    return out
+
+
+def _session_of(dia_id: str) -> int:
+    match = re.match(r"D(\d+):", dia_id)
+    return int(match.group(1)) if match else -1
+
+
+# -- the stack -----------------------------------------------------------------------------
+class Stack:
+    """store_svc, vector_svc and search_svc in this process, in a private home."""
+
+    def __init__(self, embedder: str, home: Path | None = None, settings: Settings | None = None):
+        self._own_home = home is None and settings is None
+        if settings is None:
+            home = home or Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+            base = load_settings({"home": str(home)}, environ={})
+            ensure_private_dirs(base)
+            settings = with_overrides(base, embedder=embedder, vector_poll_ms=200, log_level="warning",
+                                      rpc_timeout_s=120.0)
+        self.settings = settings
+        self._servers = []
+        for name in ("store", "vector", "search"):
+            module = importlib.import_module(f"{name}_svc.main")
+            self._servers.append(module.start(settings, settings.listen_address(name)))
+        self.store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
+        self.vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
+        self.search = connect(settings, "search", search_pb2_grpc.SearchServiceStub)
+
+    def close(self) -> None:
+        for client in (self.store, self.vector, self.search):
+            client.close()
+        for handle, on_stop in reversed(self._servers):
+            handle.stop(0)
+            on_stop()
+        if self._own_home:
+            shutil.rmtree(self.settings.home, ignore_errors=True)
+
+
+def ingest(store, conv: dict, max_sessions: int | None = None) -> dict[int, str]:
+    """Every turn as one observation through StoreService.AddObservations; obs id -> dia_id."""
+    sid = conv["sample_id"]
+    items = turns(conv, max_sessions)
+    observations = [common_pb2.Observation(
+        memory_session_id=f"{sid}-s{t.session}", project=sid, type="discovery", narrative=t.text,
+        created_at_epoch=t.epoch, external_id=f"locomo:{sid}:{t.dia_id}") for t in items]
+    mapping: dict[int, str] = {}
+    for start in range(0, len(observations), 500):
+        batch = observations[start:start + 500]
+        reply = store.AddObservations(store_pb2.AddObservationsRequest(observations=batch))
+        for obs_id, turn in zip(reply.ids, items[start:start + 500]):
+            mapping[obs_id] = turn.dia_id
+    return mapping
+
+
+def wait_for_vectors(vector, timeout_s: float = 1800.0) -> float:
+    """Sync until the index has applied the whole change feed; returns seconds spent."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        vector.Sync(vector_pb2.VectorSyncRequest(), timeout=timeout_s)
+        if vector.Status(vector_pb2.VectorStatusRequest()).lag <= 0:
+            return time.monotonic() - started
+    raise TimeoutError("vector index did not catch up")
+
+
+# -- retrieval modes -----------------------------------------------------------------------
+def lexical_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[tuple[int, float]]:
+    reply = stack.store.Search(store_pb2.StoreSearchRequest(
+        query=q.text, filters=common_pb2.Filters(project=q.sample_id), page=common_pb2.Page(limit=depth)))
+    return [(hit.ref.id, hit.score) for hit in reply.hits]
+
+
+def vector_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[tuple[int, float]]:
+    reply = stack.vector.Query(vector_pb2.VectorQueryRequest(
+        text=q.text, filters=common_pb2.Filters(project=q.sample_id), limit=depth))
+    return [(hit.ref.id, hit.distance) for hit in reply.hits]
+
+
+def hybrid_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[int]:
+    reply = stack.search.Search(search_pb2.SearchRequest(query=q.text, project=q.sample_id, limit=depth))
+    return [row.ref.id for row in reply.rows]
+
+
+# -- metrics -------------------------------------------------------------------------------
+@dataclass
+class Scores:
+    n: int = 0
+    hits: dict[int, int] = field(default_factory=lambda: {k: 0 for k in KS})
+    rr: float = 0.0
+
+    def add(self, ranked_dia: list[str], evidence: set[str]) -> None:
+        self.n += 1
+        first = next((i for i, d in enumerate(ranked_dia[:DEPTH]) if d in evidence), None)
+        for k in KS:
+            self.hits[k] += first is not None and first < k
+        self.rr += 1.0 / (first + 1) if first is not None else 0.0
+
+    def recall(self, k: int) -> float:
+        return self.hits[k] / self.n if self.n else 0.0
+
+    @property
+    def mrr(self) -> float:
+        return self.rr / self.n if self.n else 0.0
+
+
+def score_mode(ranked: dict[tuple[str, int], list[str]], qs: list[Question]) -> dict[str, Scores]:
+    """Scores per category key ("1".."5") plus "1-4"."""
+    table: dict[str, Scores] = {}
+    for q in qs:
+        for key in (str(q.category), "1-4" if q.category in (1, 2, 3, 4) else None):
+            if key:
+                table.setdefault(key, Scores()).add(ranked[(q.sample_id, q.index)], q.evidence)
+    return table
+
+
+def print_table(results: dict[str, dict[str, Scores]], title: str) -> None:
+    modes = list(results)
+    print(f"\n{title}")
+    header = f"{'category':<16}{'n':>5} | " + " | ".join(f"{m + ' R@1/R@5/R@10/MRR':<33}" for m in modes)
+    print(header)
+    print("-" * len(header))
+    for key in ("1", "2", "3", "4", "1-4", "5"):
+        if key not in results[modes[0]]:
+            continue
+        label = f"{key} {CATEGORIES[int(key)]}" if key.isdigit() else "overall 1-4"
+        cells = []
+        for m in modes:
+            s = results[m][key]
+            cells.append(f"{s.recall(1):.3f} {s.recall(5):.3f} {s.recall(10):.3f} {s.mrr:.3f}".ljust(33))
+        print(f"{label:<16}{results[modes[0]][key].n:>5} | " + " | ".join(cells))
+
+
+# -- runs ----------------------------------------------------------------------------------
+def run(stack: Stack, convs: list[dict], corrections: dict, max_sessions: int | None = None,
+        modes=("lexical", "vector", "hybrid")) -> tuple[dict[str, dict[str, Scores]], list[Question], dict]:
+    """Ingest, wait for the index, query every question in every mode. Returns scores, questions
+    and the raw candidate lists (for offline fusion tuning)."""
+    dia_of: dict[tuple[str, int], str] = {}
+    qs: list[Question] = []
+    for conv in convs:
+        for obs_id, dia in ingest(stack.store, conv, max_sessions).items():
+            dia_of[(conv["sample_id"], obs_id)] = dia
+        sessions = None if max_sessions is None else set(range(1, max_sessions + 1))
+        qs += questions(conv, corrections, sessions)
+    wait_for_vectors(stack.vector)
+    raw: dict[str, dict] = {m: {} for m in modes}
+    ranked: dict[str, dict] = {m: {} for m in modes}
+    for q in qs:
+        key = (q.sample_id, q.index)
+        for mode in modes:
+            if mode == "lexical":
+                raw[mode][key] = lexical_ids(stack, q)
+                ids = [i for i, _ in raw[mode][key]]
+            elif mode == "vector":
+                raw[mode][key] = vector_ids(stack, q)
+                ids = [i for i, _ in raw[mode][key]]
+            else:
+                ids = hybrid_ids(stack, q)
+            ranked[mode][key] = [dia_of.get((q.sample_id, i), "") for i in ids]
+    return {m: score_mode(ranked[m], qs) for m in modes}, qs, dia_of
+
+
+def tune(stack: Stack, qs: list[Question], dia_of: dict, dump: str = "") -> None:
+    """Grid-search fusion parameters offline on deep candidate lists (same inputs hybrid() sees)."""
+    from search_svc.fusion import FusionParams, fuse
+    from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH
+
+    lists = {(q.sample_id, q.index): (lexical_ids(stack, q, LEXICAL_DEPTH), vector_ids(stack, q, VECTOR_DEPTH))
+             for q in qs if q.category in (1, 2, 3, 4)}
+    grid = [FusionParams("rrf", k, 1.0, w) for k in (5, 10, 60) for w in (0.5, 0.7, 1.0)]
+    grid += [FusionParams("score", 0, 1.0, w) for w in (0.3, 0.5, 0.7, 1.0)]
+    grid += [FusionParams("zscore", 0, 1.0, w) for w in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2)]
+    results = []
+    for params in grid:
+        s = Scores()
+        for q in qs:
+            key = (q.sample_id, q.index)
+            if key not in lists:
+                continue
+            lex, vec = lists[key]
+            fused = fuse(lex, vec, params, lexical_depth=LEXICAL_DEPTH)
+            s.add([dia_of.get((q.sample_id, f.key), "") for f in fused[:DEPTH]], q.evidence)
+        results.append((s.recall(5), s.mrr, params, s))
+    results.sort(key=lambda r: (-r[0], -r[1]))
+    if dump:
+        with open(dump, "wb") as fh:
+            pickle.dump({key: ([(dia_of.get((key[0], i), ""), s) for i, s in lex],
+                               [(dia_of.get((key[0], i), ""), d) for i, d in vec]) for key, (lex, vec) in lists.items()},
+                        fh)
+    print("\nFusion grid (categories 1-4), best first:")
+    print(f"{'method':<7}{'k':>6}{'w_lex':>7}{'w_vec':>7} |  R@1   R@5   R@10  MRR")
+    for r5, mrr, p, s in results[:15]:
+        print(f"{p.method:<7}{p.k:>6g}{p.lexical_weight:>7g}{p.vector_weight:>7g} | "
+              f"{s.recall(1):.3f} {r5:.3f} {s.recall(10):.3f} {mrr:.3f}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--convs", default="", help="comma list of sample ids (default: all of the dev split)")
+    parser.add_argument("--sessions", type=int, default=None, help="only the first N sessions of each conversation")
+    parser.add_argument("--embedder", default=Settings.embedder, help="embedder name (default: settings default)")
+    parser.add_argument("--tune", action="store_true", help="also grid-search fusion parameters offline")
+    parser.add_argument("--dump", default="", help="with --tune: pickle the deep candidate lists to this file")
+    args = parser.parse_args(argv)
+    if not (DATA_DIR / "locomo-dev.json").is_file():
+        print(f"skipped: {DATA_DIR} is absent")
+        return 0
+    dev = load_dev()
+    corrections, unmatched = audit_corrections(dev)
+    wanted = {c.strip() for c in args.convs.split(",") if c.strip()}
+    convs = [c for c in dev if not wanted or c["sample_id"] in wanted]
+    started = time.monotonic()
+    stack = Stack(args.embedder)
+    try:
+        results, qs, dia_of = run(stack, convs, corrections, args.sessions)
+        elapsed = time.monotonic() - started
+        title = (f"LoCoMo dev: {len(convs)} conversation(s), {len(qs)} questions, embedder {args.embedder}, "
+                 f"{len(corrections)} audit corrections applied ({unmatched} unmatched), {elapsed:.0f}s")
+        print_table(results, title)
+        r5 = {m: results[m]["1-4"].recall(5) for m in results if "1-4" in results[m]}
+        if r5:
+            print("\nrecall@5 over categories 1-4: " + ", ".join(f"{m} {v:.3f}" for m, v in r5.items())
+                  + (f"; hybrid/lexical = {r5['hybrid'] / r5['lexical']:.3f}" if r5.get("lexical") else ""))
+        if args.tune:
+            tune(stack, qs, dia_of, args.dump)
+    finally:
+        stack.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""The one mapping from errors to MCP results.
+
+A tool call never ends in a traceback on the client: a MnemoError becomes an `isError`
+result reading "<CODE>: <message> <next step>", and anything unexpected becomes
+"INTERNAL: unexpected failure (ref=xxxx)" with the traceback written only to the log,
+where the ref finds it.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import mcp_types as types
+
+from mnemo.errors import MnemoError
+from mnemo.logs import get_logger
+
+log = get_logger(__name__)
+
+
+def error_text(err: MnemoError) -> str:
+    """"<CODE>: <message> <next step>" (the next step only when the error has one)."""
+    text = f"{err.code}: {err.message}"
+    return f"{text} {err.next_step}" if err.next_step else text
+
+
+def error_result(err: MnemoError) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=error_text(err))], is_error=True)
+
+
+def unexpected_result(tool: str, exc: BaseException) -> types.CallToolResult:
+    """A crash in the gateway: log the traceback under a short ref, tell the client only the ref."""
+    ref = secrets.token_hex(4)
+    log.error("tool_crashed", tool=tool, ref=ref, exc_info=exc)
+    text = f"INTERNAL: unexpected failure (ref={ref}). This is a bug in mnemo; see $MNEMO_HOME/logs/gateway.log."
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

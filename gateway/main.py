@@ -1,0 +1,126 @@
+"""`mnemo mcp`: serve MCP over stdio until the client goes away.
+
+stdout carries JSON-RPC only (the SDK's stdio transport also points fd 1 at stderr while
+serving, so a stray print cannot corrupt the stream); logs go to $MNEMO_HOME/logs/gateway.log
+or the configured log file. The gateway exits when stdin closes or errors, on
+SIGTERM/SIGINT, and when its parent is gone (checked every parent_check_interval_s). The
+stack it may have started is detached on purpose: it keeps serving other gateways.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+
+from mnemo.config import Settings, ensure_private_dirs
+
+
+def _skip_pretty_printing() -> None:
+    """Cold start: structlog imports `rich` (about a third of its import time) only for
+    pretty console tracebacks, which the gateway never renders (it logs JSON). Marking
+    rich as absent makes structlog skip it. Only the `mnemo mcp` process does this."""
+    sys.modules.setdefault("rich", None)  # type: ignore[arg-type]
+
+
+def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
+    parent = os.getppid()  # as early as possible: the parent may die while we import
+    _skip_pretty_printing()
+    from mnemo.logs import configure_logging
+
+    ensure_private_dirs(settings)
+    configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway")
+    asyncio.run(_serve_then_exit(settings, parent))
+    return 0
+
+
+async def _serve_then_exit(settings: Settings, parent: int) -> None:
+    reason = await serve(settings, parent)
+    _log().info("gateway_exit", reason=reason)
+    sys.stderr.flush()
+    # Exit now: a worker thread may still block on the old stdin, and a background stack
+    # start may still be waiting for health; neither must keep this process alive (the
+    # stack itself is detached and keeps running).
+    os._exit(0)
+
+
+def _log():
+    from mnemo.logs import get_logger
+
+    return get_logger("gateway")
+
+
+async def serve(settings: Settings, parent: int | None = None) -> str:
+    """Serve one stdio connection; returns why it ended."""
+    from mcp.server.stdio import stdio_server
+
+    from gateway.server import Gateway, build_server
+
+    gateway = Gateway(settings)
+    server = build_server(gateway)
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[str] = loop.create_future()
+
+    def finish(reason: str) -> None:
+        if not ended.done():
+            ended.set_result(reason)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(signum, finish, signal.Signals(signum).name)
+    startup = asyncio.ensure_future(_start_stack(settings, gateway))
+    watcher = asyncio.ensure_future(_watch_parent(parent or os.getppid(), settings.parent_check_interval_s, finish))
+
+    async def serve_stdio() -> None:
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
+            _log().warning("stdio_failed", error=repr(exc))
+            finish("stdio error")
+            return
+        finish("stdin closed")
+
+    serving = asyncio.ensure_future(serve_stdio())
+    reason = await ended
+    _log().info("gateway_stopping", reason=reason)
+    # Cancel in-flight tool calls first (streaming jobs see their gRPC call cancelled),
+    # then close the channel so the services notice at once.
+    serving.cancel()
+    watcher.cancel()
+    startup.cancel()
+    await asyncio.wait([serving], timeout=1.0)
+    await gateway.client.close()
+    return reason
+
+
+# The start-up check waits this long so the handshake and the first tools/list get the CPU
+# first (a refused call starts the stack on its own anyway).
+STARTUP_CHECK_DELAY_S = 1.0
+
+
+async def _start_stack(settings: Settings, gateway) -> None:
+    """Start the stack if it is down, off the event loop so the MCP handshake is not blocked."""
+    await asyncio.sleep(STARTUP_CHECK_DELAY_S)
+    from mnemo.stack import ensure_stack
+
+    try:
+        healthy = await asyncio.to_thread(ensure_stack, settings, settings.start_timeout_s)
+    except Exception:  # noqa: BLE001 - startup failures are reported by the calls that need the stack
+        _log().exception("stack_start_failed")
+        return
+    gateway.invalidate_capabilities()
+    if not healthy:
+        _log().warning("stack_unhealthy", hint="run `mnemo status`; tool calls will report UNAVAILABLE")
+
+
+async def _watch_parent(original: int, interval: float, finish) -> None:
+    """Exit when the parent is gone: ppid changed (or became 1, the usual reparenting)."""
+    while True:
+        await asyncio.sleep(interval)
+        current = os.getppid()
+        if current != original or (current == 1 and original != 1):
+            _log().info("parent_gone", original=original, current=current)
+            finish("parent gone")
+            return

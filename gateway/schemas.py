@@ -1,0 +1,184 @@
+"""JSON Schema building blocks for the tool table: every property has a type, bounds and a description."""
+
+from __future__ import annotations
+
+from typing import Any
+
+OBS_TYPES = ["decision", "bugfix", "feature", "refactor", "discovery", "change",
+             "security_alert", "security_note", "sensitive"]
+CORPUS_NAME_PATTERN = "^[a-zA-Z0-9._-]{1,64}$"
+ISO_DATE_HINT = "ISO-8601 date or timestamp (e.g. 2026-11-30 or 2026-11-30T09:33:00Z)"
+
+
+def string(description: str, *, max_length: int = 1000, min_length: int | None = None, **extra: Any) -> dict:
+    schema: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_length}
+    if min_length is not None:
+        schema["minLength"] = min_length
+    schema.update(extra)
+    return schema
+
+
+def integer(description: str, minimum: int, maximum: int, default: int | None = None) -> dict:
+    schema: dict[str, Any] = {"type": "integer", "description": description, "minimum": minimum, "maximum": maximum}
+    if default is not None:
+        schema["default"] = default
+    return schema
+
+
+def string_array(description: str, *, max_items: int = 50, item_max_length: int = 500, **item: Any) -> dict:
+    return {"type": "array", "description": description, "maxItems": max_items,
+            "items": {"type": "string", "maxLength": item_max_length, **item}}
+
+
+def obj(properties: dict[str, dict], required: list[str] | None = None, *, closed: bool = True) -> dict:
+    """A flat object schema; `properties` is always present (strict hosts require it)."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def project(description: str = "Project name (exact match).") -> dict:
+    return string(description, max_length=256)
+
+
+def corpus_name() -> dict:
+    return string("Corpus name: letters, digits, '.', '_' or '-' (1-64 characters).",
+                  max_length=64, min_length=1, pattern=CORPUS_NAME_PATTERN)
+
+
+# -- output schemas (structuredContent) --------------------------------------------------
+# Output objects stay open (no additionalProperties: false) so a newer gateway can add fields.
+
+def out(properties: dict[str, dict], required: list[str] | None = None) -> dict:
+    return obj(properties, required, closed=False)
+
+
+INDEX_ROW = out(
+    {
+        "id": {"type": "string", "description": "Rendered id: #123 observation, #S12 summary, #P7 prompt."},
+        "kind": {"type": "string", "enum": ["observation", "summary", "prompt", "unknown"]},
+        "recordId": {"type": "integer", "description": "Row id within its kind."},
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "createdAt": {"type": "string"},
+        "createdAtEpoch": {"type": "integer"},
+        "tokens": {"type": "integer", "description": "Estimated tokens of the full record."},
+        "score": {"type": "number"},
+        "project": {"type": "string"},
+        "file": {"type": "string"},
+    },
+    ["id", "kind", "recordId", "type", "title"],
+)
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_INTS = {"type": "array", "items": {"type": "integer"}}
+
+OBSERVATION = out(
+    {
+        "kind": {"type": "string", "const": "observation"},
+        "id": {"type": "integer"},
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "subtitle": {"type": "string"},
+        "narrative": {"type": "string"},
+        "facts": _STRINGS,
+        "concepts": _STRINGS,
+        "filesRead": _STRINGS,
+        "filesModified": _STRINGS,
+        "project": {"type": "string"},
+        "memorySessionId": {"type": "string"},
+        "promptNumber": {"type": "integer"},
+        "createdAt": {"type": "string"},
+        "createdAtEpoch": {"type": "integer"},
+        "toolUseIds": _INTS,
+    },
+    ["kind", "id", "type", "title"],
+)
+
+RECORD = out(
+    {
+        "kind": {"type": "string", "enum": ["observation", "summary", "prompt"]},
+        "id": {"type": "integer"},
+    },
+    ["kind", "id"],
+)
+
+TOOL_USE = out(
+    {
+        "id": {"type": "integer"},
+        "toolUseId": {"type": "string"},
+        "toolName": {"type": "string"},
+        "contentSessionId": {"type": "string"},
+        "project": {"type": "string"},
+        "input": {"type": "string"},
+        "response": {"type": "string"},
+        "inputTruncated": {"type": "boolean"},
+        "responseTruncated": {"type": "boolean"},
+        "inputSize": {"type": "integer"},
+        "responseSize": {"type": "integer"},
+        "createdAt": {"type": "string"},
+        "observationIds": _INTS,
+    },
+    ["id", "toolName"],
+)
+
+SEARCH_OUT = out(
+    {
+        "total": {"type": "integer", "description": "All matches before pagination."},
+        "counts": out({"observations": {"type": "integer"}, "summaries": {"type": "integer"},
+                       "prompts": {"type": "integer"}}),
+        "strategy": {"type": "string"},
+        "notice": {"type": "string"},
+        "rows": {"type": "array", "items": INDEX_ROW},
+    },
+    ["total", "rows"],
+)
+
+TIMELINE_OUT = out(
+    {
+        "anchor": {"type": "string"},
+        "anchorIndex": {"type": "integer", "description": "Position of the anchor in items (-1 if none)."},
+        "items": {"type": "array", "items": INDEX_ROW},
+    },
+    ["anchor", "anchorIndex", "items"],
+)
+
+OBSERVATIONS_OUT = out({"observations": {"type": "array", "items": OBSERVATION}}, ["observations"])
+
+MEM_SEARCH_OUT = out(
+    {
+        "total": {"type": "integer"},
+        "offset": {"type": "integer"},
+        "hasMore": {"type": "boolean"},
+        "continuation": {"type": "string"},
+        "strategy": {"type": "string"},
+        "rows": {"type": "array", "items": INDEX_ROW},
+        "details": {
+            "type": "array",
+            "items": out(
+                {
+                    "id": {"type": "string"},
+                    "record": RECORD,
+                    "row": INDEX_ROW,
+                    "context": {"type": "array", "items": INDEX_ROW},
+                    "toolUses": {"type": "array", "items": out(
+                        {"id": {"type": "integer"}, "toolUseId": {"type": "string"}, "toolName": {"type": "string"}},
+                        ["id"])},
+                },
+                ["id", "record", "context", "toolUses"],
+            ),
+        },
+    },
+    ["total", "continuation", "rows", "details"],
+)
+
+TOOL_USES_OUT = out({"toolUses": {"type": "array", "items": TOOL_USE}}, ["toolUses"])
+
+SAVE_MEMORY_OUT = out(
+    {"id": {"type": "integer", "description": "The observation id."},
+     "created": {"type": "boolean", "description": "False when an identical memory already existed."}},
+    ["id", "created"],
+)

@@ -1,0 +1,102 @@
+"""mem_search cursors: the state of one search, kept in store_svc so any replica continues it.
+
+A cursor holds the ordered result list of a search (fetched once, so pages never repeat
+or skip a result), the position of the next page, and the ids already shown (the only
+ids whose details may be fetched: filter-before-fetch enforced by the server). Tokens are
+`ms_` + 24 URL-safe characters from `secrets` (144 random bits), opaque to the client.
+Expiry slides: every use of a cursor pushes its expiry `ttl_ms` past the caller's clock.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from google.protobuf import json_format
+
+from mnemo.errors import NotFound
+from mnemo.v1 import common_pb2, store_pb2
+
+TOKEN_PREFIX = "ms_"
+TOKEN_RANDOM_CHARS = 24
+
+EXPIRED_MESSAGE = (
+    "continuation: this search is unknown or has expired; start a new search "
+    "(call mem_search with query and without continuation)"
+)
+
+
+def new_token() -> str:
+    """`ms_` + 24 URL-safe characters (token_urlsafe(18) yields exactly 24 = 144 bits)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(18)[:TOKEN_RANDOM_CHARS]
+
+
+@dataclass
+class SearchState:
+    """Everything needed to continue a search; serialised as JSON into the store."""
+
+    query: str
+    project: str
+    mode: str
+    limit: int
+    max_details: int
+    strategy: str
+    notice: str
+    matches: int  # true total of the search, of which `rows` are the pageable best ones
+    rows: list[dict] = field(default_factory=list)  # IndexRow as JSON dicts, in result order
+    offset: int = 0  # index of the next row to show
+    shown: list[str] = field(default_factory=list)  # ids shown so far (`#12`, `#S3`, `#P7`)
+    created_at_epoch: int = 0  # when the search ran (kept across the re-saves that slide the expiry)
+
+    def index_rows(self, start: int, stop: int) -> list[common_pb2.IndexRow]:
+        return [json_format.ParseDict(raw, common_pb2.IndexRow()) for raw in self.rows[start:stop]]
+
+    def mark_shown(self, ids: list[str]) -> None:
+        for shown_id in ids:
+            if shown_id not in self.shown:
+                self.shown.append(shown_id)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "SearchState":
+        return cls(**json.loads(text))
+
+
+def rows_to_json(rows: list[common_pb2.IndexRow]) -> list[dict]:
+    return [json_format.MessageToDict(row, preserving_proto_field_name=True) for row in rows]
+
+
+class CursorStore:
+    """Saves and loads SearchStates through StoreService's cursor RPCs."""
+
+    def __init__(self, store, ttl_s: int, clock: Callable[[], int]):
+        self.store = store
+        self.ttl_ms = int(ttl_s) * 1000
+        self.clock = clock
+
+    def create(self, state: SearchState) -> str:
+        now = self.clock()
+        self.store.PurgeCursors(store_pb2.PurgeCursorsRequest(now_epoch=now))
+        token = new_token()
+        state.created_at_epoch = now
+        self._save(token, state, now)
+        return token
+
+    def load(self, token: str) -> SearchState:
+        try:
+            cursor = self.store.LoadCursor(store_pb2.LoadCursorRequest(token=token, now_epoch=self.clock()))
+        except NotFound:
+            raise NotFound(EXPIRED_MESSAGE) from None
+        return SearchState.from_json(cursor.state_json)
+
+    def update(self, token: str, state: SearchState) -> None:
+        self._save(token, state, self.clock())
+
+    def _save(self, token: str, state: SearchState, now: int) -> None:
+        self.store.SaveCursor(store_pb2.Cursor(token=token, state_json=state.to_json(),
+                                               created_at_epoch=state.created_at_epoch or now,
+                                               expires_at_epoch=now + self.ttl_ms))

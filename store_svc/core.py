@@ -1,0 +1,460 @@
+"""The store's logic, one method per RPC, without gRPC (protobuf messages in and out).
+
+Concurrency: every write runs in one `BEGIN IMMEDIATE` transaction on the single writer
+connection, behind one lock, so a failed request leaves nothing behind. Reads use a
+connection per thread (WAL lets them run beside the writer) inside a read transaction,
+so counts and pages of one request see the same snapshot.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from mnemo.errors import InvalidArgument, NotFound, Unavailable
+from mnemo.logs import get_logger
+from mnemo.query import MAX_QUERY_CHARS, parse
+from mnemo.timefmt import iso_from_ms, now_ms
+from mnemo.v1 import common_pb2, store_pb2
+from store_svc import convert, queries, schema, state, transfer, validate, writes
+from store_svc.writes import clean
+
+log = get_logger(__name__)
+
+MAX_BATCH = 1000
+KIND_NAMES = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
+              common_pb2.DOC_KIND_PROMPT: "prompt"}
+
+
+def _valid_text(text: str) -> str:
+    """Lone surrogates (possible only in-process) become U+FFFD so SQLite can bind the text."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def check_filters(filters: common_pb2.Filters, field: str = "filters") -> common_pb2.Filters:
+    """Validate filters and return a normalized copy.
+
+    A DOC_KIND_UNSPECIFIED in kinds means every kind. File fragments are literal text of
+    any content (they are LIKE parameters, escaped), cut at 10,000 characters like queries.
+    """
+    validate.project(f"{field}.project", filters.project, needed=False)
+    validate.identifier(f"{field}.platform_source", filters.platform_source, needed=False)
+    for name in ("obs_types", "concepts"):
+        values = getattr(filters, name)
+        validate.count(f"{field}.{name}", values, 50, needed=False)
+        for i, value in enumerate(values):
+            validate.required(f"{field}.{name}[{i}]", value)
+            validate.max_chars(f"{field}.{name}[{i}]", value, 1024)
+    validate.count(f"{field}.files", filters.files, 50, needed=False)
+    for kind in filters.kinds:
+        if kind not in KIND_NAMES and kind != common_pb2.DOC_KIND_UNSPECIFIED:
+            raise InvalidArgument(f"{field}.kinds", f"unknown kind {kind}")
+    validate.non_negative(f"{field}.date_start_epoch", filters.date_start_epoch)
+    validate.non_negative(f"{field}.date_end_epoch", filters.date_end_epoch)
+    if filters.date_start_epoch and filters.date_end_epoch and filters.date_start_epoch > filters.date_end_epoch:
+        raise InvalidArgument(f"{field}.date_end_epoch", "must not be before date_start_epoch")
+    normalized = common_pb2.Filters()
+    normalized.CopyFrom(filters)
+    if common_pb2.DOC_KIND_UNSPECIFIED in filters.kinds:
+        del normalized.kinds[:]
+    del normalized.files[:]
+    normalized.files.extend(_valid_text(f[:MAX_QUERY_CHARS]) for f in filters.files)
+    return normalized
+
+
+def check_page(page: common_pb2.Page, default: int = 20, maximum: int = 500) -> tuple[int, int]:
+    limit = validate.bounded("page.limit", page.limit, default, maximum, minimum=1)
+    validate.non_negative("page.offset", page.offset)
+    return limit, page.offset
+
+
+def check_refs(refs, limit: int) -> list[tuple[int, int]]:
+    validate.count("refs", refs, limit)
+    out = []
+    for i, ref in enumerate(refs):
+        if ref.kind not in KIND_NAMES:
+            raise InvalidArgument(f"refs[{i}].kind", "must be DOC_KIND_OBSERVATION, DOC_KIND_SUMMARY or DOC_KIND_PROMPT")
+        if ref.id <= 0:
+            raise InvalidArgument(f"refs[{i}].id", "must be a positive row id")
+        out.append((ref.kind, ref.id))
+    return list(dict.fromkeys(out))
+
+
+class Store:
+    """The system of record over one SQLite file."""
+
+    def __init__(self, path: Path | str, *, tool_uses_cap_bytes: int = 16384, cursor_ttl_s: int = 1800):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tool_uses_cap_bytes = tool_uses_cap_bytes
+        self.cursor_ttl_s = cursor_ttl_s
+        self._writer = schema.connect(self.path)
+        self.schema_version = schema.migrate(self._writer)
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        # Reads in flight, so close() never pulls a connection from under a handler thread
+        # that gRPC's stop() left running (closing it then can crash the sqlite module).
+        self._in_flight = 0
+        self._idle = threading.Condition(self._readers_lock)
+        self._closed = False
+
+    @classmethod
+    def from_settings(cls, settings) -> "Store":
+        return cls(settings.database, tool_uses_cap_bytes=settings.tool_uses_cap_bytes,
+                   cursor_ttl_s=settings.cursor_ttl_s)
+
+    def close(self, drain_s: float = 5.0) -> None:
+        with self._idle:
+            self._closed = True
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=drain_s)
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+        with self._write_lock:
+            self._writer.close()
+
+    # -- connections -------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed when the block succeeds, rolled back otherwise."""
+        with self._write_lock:
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._writer
+                self._writer.execute("COMMIT")
+            except BaseException:
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
+                raise
+
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = schema.connect(self.path, readonly=True)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for the duration of one read RPC."""
+        with self._idle:
+            if self._closed:
+                raise Unavailable("the store is shutting down; retry in a moment")
+            self._in_flight += 1
+        try:
+            conn = self._reader()
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    # -- sessions and prompts --------------------------------------------------------------
+    def upsert_session(self, request: store_pb2.UpsertSessionRequest) -> common_pb2.Session:
+        validate.identifier("content_session_id", request.content_session_id)
+        validate.project("project", request.project, needed=False)
+        platform = validate.identifier("platform_source", request.platform_source, needed=False) or "claude"
+        validate.identifier("memory_session_id", request.memory_session_id, needed=False)
+        validate.max_chars("custom_title", request.custom_title, validate.MAX_TITLE_CHARS)
+        validate.identifier("external_id", request.external_id, needed=False)
+        validate.non_negative("started_at_epoch", request.started_at_epoch)
+        prompt = writes.cap_text(clean(request.user_prompt[: validate.MAX_PROMPT_CHARS * 4]),
+                                 validate.MAX_PROMPT_CHARS)
+        with self.writing() as conn:
+            row = writes.session_by_content(conn, platform, request.content_session_id)
+            if row is None:
+                validate.project("project", request.project)
+                row = writes.create_session(
+                    conn, content_session_id=request.content_session_id, project=request.project,
+                    platform=platform, memory_session_id=request.memory_session_id, user_prompt=prompt,
+                    custom_title=request.custom_title, started_at_epoch=request.started_at_epoch,
+                    external_id=request.external_id)
+            else:
+                row = self._update_session(conn, row, request, prompt)
+            return convert.session_pb(row)
+
+    @staticmethod
+    def _update_session(conn, row, request, prompt: str) -> sqlite3.Row:
+        changes: dict[str, object] = {}
+        if request.project and request.project != row["project"]:
+            changes["project"] = request.project
+        if request.memory_session_id and request.memory_session_id != row["memory_session_id"]:
+            writes.check_memory_session_free(conn, request.memory_session_id, row["id"])
+            changes["memory_session_id"] = request.memory_session_id
+        if prompt and not row["user_prompt"]:
+            changes["user_prompt"] = prompt
+        if request.custom_title:
+            changes["custom_title"] = request.custom_title
+        if request.external_id and not row["external_id"]:
+            changes["external_id"] = request.external_id
+        if changes:
+            assignments = ", ".join(f"{column} = ?" for column in changes)
+            conn.execute(f"UPDATE sdk_sessions SET {assignments} WHERE id = ?", (*changes.values(), row["id"]))
+        return writes.session_by_id(conn, row["id"])
+
+    def complete_session(self, request: store_pb2.CompleteSessionRequest) -> common_pb2.Session:
+        validate.identifier("content_session_id", request.content_session_id)
+        platform = validate.identifier("platform_source", request.platform_source, needed=False) or "claude"
+        status = validate.one_of("status", request.status or "completed", validate.SESSION_END_STATES)
+        epoch = now_ms()
+        with self.writing() as conn:
+            row = writes.require_row(writes.session_by_content(conn, platform, request.content_session_id),
+                                     f"session {request.content_session_id[:64]!r} on {platform}")
+            conn.execute("UPDATE sdk_sessions SET status = ?, completed_at = ?, completed_at_epoch = ? WHERE id = ?",
+                         (status, iso_from_ms(epoch), epoch, row["id"]))
+            return convert.session_pb(writes.session_by_id(conn, row["id"]))
+
+    def record_prompt(self, request: store_pb2.RecordPromptRequest) -> store_pb2.RecordPromptResponse:
+        prepared = writes.prepare_prompt(
+            request.content_session_id, request.platform_source, request.project, request.prompt_text,
+            request.created_at_epoch, request.external_id, request.prompt_number)
+        with self.writing() as conn:
+            row, reason = writes.insert_prompt(conn, prepared)
+        reply = store_pb2.RecordPromptResponse(skipped=bool(reason), reason=reason)
+        if row is not None:
+            reply.prompt.CopyFrom(convert.prompt_pb(row))
+        return reply
+
+    # -- observations, summaries, tool uses ------------------------------------------------
+    def add_observations(self, request: store_pb2.AddObservationsRequest) -> store_pb2.AddObservationsResponse:
+        validate.count("observations", request.observations, MAX_BATCH)
+        prepared = [writes.prepare_observation(o, f"observations[{i}]") for i, o in enumerate(request.observations)]
+        with self.writing() as conn:
+            ids, created = writes.insert_observations(conn, prepared)
+        return store_pb2.AddObservationsResponse(ids=ids, created=created)
+
+    def add_summaries(self, request: store_pb2.AddSummariesRequest) -> store_pb2.AddSummariesResponse:
+        validate.count("summaries", request.summaries, MAX_BATCH)
+        prepared = [writes.prepare_summary(s, f"summaries[{i}]") for i, s in enumerate(request.summaries)]
+        reply = store_pb2.AddSummariesResponse()
+        with self.writing() as conn:
+            for values in prepared:
+                row_id, created = writes.insert_summary(conn, values)
+                reply.ids.append(row_id)
+                reply.created.append(created)
+        return reply
+
+    def record_tool_use(self, request: store_pb2.RecordToolUseRequest) -> common_pb2.ToolUse:
+        with self.writing() as conn:
+            row_id, _ = writes.insert_tool_use(conn, request.tool_use, self.tool_uses_cap_bytes)
+            return writes.tool_use_message(conn, row_id)
+
+    def get_tool_uses(self, request: store_pb2.GetToolUsesRequest) -> store_pb2.GetToolUsesResponse:
+        limit = validate.bounded("limit", request.limit, 20, 100, minimum=1)
+        for name in ("ids", "tool_use_ids", "observation_ids"):
+            validate.count(name, getattr(request, name), 500, needed=False)
+        validate.project("project", request.project, needed=False)
+        selectors, params = [], []
+        if request.ids:
+            selectors.append(f"t.id IN ({', '.join('?' for _ in request.ids)})")
+            params.extend(request.ids)
+        if request.tool_use_ids:
+            selectors.append(f"t.tool_use_id IN ({', '.join('?' for _ in request.tool_use_ids)})")
+            params.extend(request.tool_use_ids)
+        if request.observation_ids:
+            selectors.append("t.id IN (SELECT tool_use_id FROM observation_tool_uses WHERE observation_id IN "
+                             f"({', '.join('?' for _ in request.observation_ids)}))")
+            params.extend(request.observation_ids)
+        where = [f"({' OR '.join(selectors)})"] if selectors else []
+        if request.project:
+            where.append("ss.project = ?")
+            params.append(request.project)
+        if request.content_session_id:
+            where.append("t.content_session_id = ?")
+            params.append(request.content_session_id)
+        sql = (f"{writes.TOOL_USE_SELECT} WHERE {' AND '.join(where) or '1'} "
+               "ORDER BY t.created_at_epoch, t.id LIMIT ?")
+        with self.reading() as conn:
+            rows = conn.execute(sql, [*params, limit]).fetchall()
+            links = queries.tool_use_links(conn, "tool_use_id", [r["id"] for r in rows])
+            return store_pb2.GetToolUsesResponse(
+                tool_uses=[convert.tool_use_pb(r, links.get(r["id"], ())) for r in rows])
+
+    # -- reads -----------------------------------------------------------------------------
+    def get_records(self, request: store_pb2.GetRecordsRequest) -> store_pb2.GetRecordsResponse:
+        refs = check_refs(request.refs, 200)
+        validate.project("project", request.project, needed=False)
+        with self.reading() as conn:
+            found = queries.records(conn, refs, request.project)
+        return store_pb2.GetRecordsResponse(records=[found[r] for r in refs if r in found])
+
+    def hydrate(self, request: store_pb2.HydrateRequest) -> store_pb2.HydrateResponse:
+        refs = check_refs(request.refs, 500)
+        filters = check_filters(request.filters)
+        with self.reading() as conn:
+            found = queries.index_rows(conn, refs, filters)
+        return store_pb2.HydrateResponse(rows=[convert.index_row_pb(found[r]) for r in refs if r in found])
+
+    def list_recent(self, request: store_pb2.ListRecentRequest) -> store_pb2.ListRecentResponse:
+        filters = check_filters(request.filters)
+        limit, offset = check_page(request.page)
+        order = request.order if request.order == common_pb2.ORDER_DATE_ASC else common_pb2.ORDER_DATE_DESC
+        with self.reading() as conn:
+            page = queries.find(conn, filters, None, order, limit, offset)
+            rows = self._index_rows(conn, page)
+        return store_pb2.ListRecentResponse(rows=rows, total=sum(page.totals.values()))
+
+    def search(self, request: store_pb2.StoreSearchRequest) -> store_pb2.StoreSearchResponse:
+        filters = check_filters(request.filters)
+        limit, offset = check_page(request.page)
+        parsed = parse(request.query, operators=request.syntax == store_pb2.QUERY_SYNTAX_OPERATORS)
+        if not parsed.text.strip():
+            parsed = None  # no query text: a listing under the filters
+        elif parsed.is_empty and not parsed.has_exclusions:
+            return store_pb2.StoreSearchResponse()  # nothing searchable in the text (only punctuation)
+        with self.reading() as conn:
+            page = queries.find(conn, filters, parsed, request.order, limit, offset)
+            hits = self._index_rows(conn, page)
+        totals = page.totals
+        return store_pb2.StoreSearchResponse(
+            hits=hits, total=sum(totals.values()), observation_total=totals[common_pb2.DOC_KIND_OBSERVATION],
+            summary_total=totals[common_pb2.DOC_KIND_SUMMARY], prompt_total=totals[common_pb2.DOC_KIND_PROMPT])
+
+    @staticmethod
+    def _index_rows(conn: sqlite3.Connection, page: queries.ResultPage) -> list[common_pb2.IndexRow]:
+        found = queries.index_rows(conn, [(h.kind, h.id) for h in page.hits])
+        return [convert.index_row_pb(found[(h.kind, h.id)], h.score) for h in page.hits if (h.kind, h.id) in found]
+
+    def timeline(self, request: store_pb2.StoreTimelineRequest) -> store_pb2.StoreTimelineResponse:
+        for name in ("depth_before", "depth_after"):
+            if not 0 <= getattr(request, name) <= 20:
+                raise InvalidArgument(name, "must be between 0 and 20")
+        filters = check_filters(request.filters)
+        anchor = request.WhichOneof("anchor")
+        if anchor is None:
+            raise InvalidArgument("anchor", "set ref (an observation or summary) or epoch (ms)")
+        with self.reading() as conn:
+            if anchor == "ref":
+                key = self._anchor_key(conn, request.ref, filters)
+            else:
+                key = (validate.non_negative("epoch", request.epoch), 0, 0)
+            before, after = queries.around(conn, key, filters, request.depth_before, request.depth_after + 1)
+            keys = [*reversed(before), *after]
+            found = queries.records(conn, [(k, i) for _, k, i in keys])
+            index = queries.index_rows(conn, [(k, i) for _, k, i in keys])
+        present = [(k, i) for _, k, i in keys if (k, i) in found and (k, i) in index]
+        return store_pb2.StoreTimelineResponse(
+            items=[found[r] for r in present], rows=[convert.index_row_pb(index[r]) for r in present],
+            anchor_index=len(before) if after else -1)
+
+    @staticmethod
+    def _anchor_key(conn, ref: common_pb2.Ref, filters: common_pb2.Filters) -> tuple[int, int, int]:
+        check_refs([ref], 1)
+        key = queries.anchor_key(conn, ref)
+        shown = f"{convert.DISPLAY_PREFIX[ref.kind]}{ref.id}"
+        if key is None or not queries.index_rows(conn, [(ref.kind, ref.id)], filters):
+            raise NotFound(f"anchor {shown} not found (or outside the filters); search for a valid id first")
+        return key
+
+    # -- deletes, change feed, stats -----------------------------------------------------
+    def delete_records(self, request: store_pb2.DeleteRecordsRequest) -> store_pb2.DeleteRecordsResponse:
+        refs = check_refs(request.refs, MAX_BATCH)
+        deleted = 0
+        with self.writing() as conn:
+            for kind, spec in queries.KINDS.items():
+                ids = [i for k, i in refs if k == kind]
+                if ids:
+                    deleted += conn.execute(
+                        f"DELETE FROM {spec.table} WHERE id IN ({', '.join('?' for _ in ids)})", ids).rowcount
+        return store_pb2.DeleteRecordsResponse(deleted=deleted)
+
+    def read_changes(self, request: store_pb2.ReadChangesRequest) -> store_pb2.ReadChangesResponse:
+        validate.non_negative("after_seq", request.after_seq)
+        limit = validate.bounded("limit", request.limit, 500, 5000, minimum=1)
+        with self.reading() as conn:
+            rows = conn.execute("SELECT seq, kind, record_id, op FROM change_feed WHERE seq > ? ORDER BY seq LIMIT ?",
+                                (request.after_seq, limit)).fetchall()
+            wanted = {(r["kind"], r["record_id"]) for r in rows if r["op"] == schema.OP_UPSERT}
+            found = queries.records(conn, wanted)
+            head = conn.execute("SELECT coalesce(max(seq), 0) FROM change_feed").fetchone()[0]
+        reply = store_pb2.ReadChangesResponse(head_seq=head)
+        for row in rows:
+            change = reply.changes.add(seq=row["seq"], ref=common_pb2.Ref(kind=row["kind"], id=row["record_id"]),
+                                       op=row["op"])
+            record = found.get((row["kind"], row["record_id"])) if row["op"] == schema.OP_UPSERT else None
+            if record is not None:
+                change.record.CopyFrom(record)
+        return reply
+
+    def stats(self, request: store_pb2.StatsRequest) -> store_pb2.StatsResponse:
+        validate.project("project", request.project, needed=False)
+        scope, params = ("WHERE project = ?", [request.project]) if request.project else ("", [])
+        joined = "WHERE session_db_id IN (SELECT id FROM sdk_sessions WHERE project = ?)" if request.project else ""
+        with self.reading() as conn:
+            def count(sql: str) -> int:
+                return conn.execute(sql, params).fetchone()[0]
+
+            reply = store_pb2.StatsResponse(
+                sessions=count(f"SELECT count(*) FROM sdk_sessions {scope}"),
+                prompts=count(f"SELECT count(*) FROM user_prompts {joined}"),
+                observations=count(f"SELECT count(*) FROM observations {scope}"),
+                summaries=count(f"SELECT count(*) FROM session_summaries {scope}"),
+                tool_uses=count(f"SELECT count(*) FROM tool_uses {joined}"),
+                schema_version=conn.execute("SELECT max(version) FROM schema_version").fetchone()[0],
+                head_seq=conn.execute("SELECT coalesce(max(seq), 0) FROM change_feed").fetchone()[0])
+        reply.db_bytes = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return reply
+
+    # -- cursors, work state, corpora ------------------------------------------------------
+    def save_cursor(self, request: store_pb2.Cursor) -> store_pb2.Cursor:
+        with self.writing() as conn:
+            return state.save_cursor(conn, request, self.cursor_ttl_s)
+
+    def load_cursor(self, request: store_pb2.LoadCursorRequest) -> store_pb2.Cursor:
+        with self.reading() as conn:
+            return state.load_cursor(conn, request)
+
+    def purge_cursors(self, request: store_pb2.PurgeCursorsRequest) -> store_pb2.PurgeCursorsResponse:
+        with self.writing() as conn:
+            return store_pb2.PurgeCursorsResponse(purged=state.purge_cursors(conn, request.now_epoch))
+
+    def write_work_state(self, request: store_pb2.WriteWorkStateRequest) -> store_pb2.WorkState:
+        with self.writing() as conn:
+            return state.write_work_state(conn, request)
+
+    def read_work_state(self, request: store_pb2.ReadWorkStateRequest) -> store_pb2.ReadWorkStateResponse:
+        with self.reading() as conn:
+            return state.read_work_state(conn, request)
+
+    def put_corpus(self, request: store_pb2.Corpus) -> store_pb2.Corpus:
+        with self.writing() as conn:
+            return state.put_corpus(conn, request)
+
+    def get_corpus(self, request: store_pb2.GetCorpusRequest) -> store_pb2.Corpus:
+        with self.reading() as conn:
+            return state.get_corpus(conn, request.name)
+
+    def list_corpora(self, request: store_pb2.ListCorporaRequest) -> store_pb2.ListCorporaResponse:
+        with self.reading() as conn:
+            return state.list_corpora(conn)
+
+    def update_corpus(self, request: store_pb2.UpdateCorpusRequest) -> store_pb2.Corpus:
+        with self.writing() as conn:
+            return state.update_corpus(conn, request)
+
+    # -- export / import -------------------------------------------------------------------
+    def export(self, request: store_pb2.ExportRequest) -> Iterator[store_pb2.ExportItem]:
+        validate.project("project", request.project, needed=False)
+        conn = schema.connect(self.path, readonly=True)  # its own snapshot for the whole stream
+        try:
+            conn.execute("BEGIN")
+            yield from transfer.export_items(conn, request.project)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def import_items(self, request: store_pb2.ImportRequest) -> store_pb2.ImportResponse:
+        validate.count("items", request.items, MAX_BATCH)
+        with self.writing() as conn:
+            return transfer.import_items(conn, request.items, self.tool_uses_cap_bytes)

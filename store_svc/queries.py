@@ -1,0 +1,405 @@
+"""Read-side SQL of the store: filters, full-text search, listings, hydration, timelines.
+
+Everything here is built from fixed SQL fragments and `?` parameters. User text reaches
+SQLite only as parameters, and FTS5 expressions come from mnemo.query (quoted tokens).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from mnemo.query import ParsedQuery, exclusion_fts5, like_pattern, to_fts5, trigram_fts5
+from mnemo.v1 import common_pb2
+from store_svc import convert
+from store_svc.convert import OBSERVATION, PROMPT, SUMMARY
+
+# A CJK substring hit found by LIKE (runs under 3 characters) scores like a good bm25 hit.
+LIKE_SCORE = 1.0
+# Most trigrams of one CJK run ORed together (a long pasted run must not build a huge query).
+MAX_TRIGRAMS = 48
+
+
+def _chars(alias: str, columns: Sequence[str]) -> str:
+    return " + ".join(f"length(coalesce({alias}.{c}, ''))" for c in columns)
+
+
+def _first_file(alias: str, primary: str, secondary: str) -> str:
+    def first(col: str) -> str:
+        return f"(CASE WHEN json_valid({alias}.{col}) THEN json_extract({alias}.{col}, '$[0]') END)"
+
+    return f"coalesce({first(primary)}, {first(secondary)}, '')"
+
+
+@dataclass(frozen=True)
+class KindSql:
+    """How one record kind is queried."""
+
+    kind: int
+    table: str
+    alias: str
+    text_columns: tuple[str, ...]
+    bm25_weights: tuple[float, ...]
+    session_join: str
+    project: str
+    file_columns: tuple[str, ...]
+    index_columns: str
+
+    @property
+    def fts(self) -> str:
+        return f"{self.table}_fts"
+
+    @property
+    def tri(self) -> str:
+        return f"{self.table}_tri"
+
+
+_OBS_TEXT = ("title", "subtitle", "narrative", "text", "facts", "concepts")
+_SUM_TEXT = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+
+KINDS: dict[int, KindSql] = {
+    OBSERVATION: KindSql(
+        OBSERVATION, "observations", "o", _OBS_TEXT, (8.0, 4.0, 1.0, 1.0, 2.0, 2.0),
+        "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = o.memory_session_id", "o.project",
+        ("files_read", "files_modified"),
+        f"""{OBSERVATION} AS kind, o.id AS id, o.type AS type,
+            coalesce(nullif(o.title, ''), substr(coalesce(nullif(o.subtitle, ''), nullif(o.narrative, ''),
+              o.text, ''), 1, 120)) AS title,
+            o.created_at AS created_at, o.created_at_epoch AS created_at_epoch,
+            ({_chars('o', _OBS_TEXT)}) AS chars, o.project AS project,
+            {_first_file('o', 'files_modified', 'files_read')} AS file""",
+    ),
+    SUMMARY: KindSql(
+        SUMMARY, "session_summaries", "s", _SUM_TEXT, (4.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = s.memory_session_id", "s.project",
+        ("files_read", "files_edited"),
+        f"""{SUMMARY} AS kind, s.id AS id, 'session' AS type,
+            coalesce(nullif(s.request, ''), substr(coalesce(nullif(s.completed, ''), s.learned, ''), 1, 120))
+              AS title,
+            s.created_at AS created_at, s.created_at_epoch AS created_at_epoch,
+            ({_chars('s', _SUM_TEXT)}) AS chars, s.project AS project,
+            {_first_file('s', 'files_edited', 'files_read')} AS file""",
+    ),
+    PROMPT: KindSql(
+        PROMPT, "user_prompts", "p", ("prompt_text",), (1.0,),
+        "LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id", "ss.project", (),
+        f"""{PROMPT} AS kind, p.id AS id, 'prompt' AS type, substr(p.prompt_text, 1, 120) AS title,
+            p.created_at AS created_at, p.created_at_epoch AS created_at_epoch,
+            length(p.prompt_text) AS chars, coalesce(ss.project, '') AS project, '' AS file""",
+    ),
+}
+
+ORDER_SQL = {
+    # Ties on score fall back to kind, then newest id: no table lookup is needed to rank.
+    common_pb2.ORDER_RELEVANCE: "score DESC, kind ASC, id DESC",
+    common_pb2.ORDER_DATE_DESC: "epoch DESC, kind ASC, id DESC",
+    common_pb2.ORDER_DATE_ASC: "epoch ASC, kind ASC, id ASC",
+}
+
+
+@dataclass
+class Clause:
+    """A WHERE fragment with its parameters."""
+
+    sql: list[str]
+    params: list
+
+    def add(self, sql: str, *params) -> None:
+        self.sql.append(sql)
+        self.params.extend(params)
+
+    def render(self) -> str:
+        return " AND ".join(self.sql) if self.sql else "1"
+
+
+def _placeholders(values: Sequence) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def kind_applies(spec: KindSql, filters: common_pb2.Filters) -> bool:
+    """Whether records of this kind can pass the filters at all."""
+    if filters.kinds and spec.kind not in filters.kinds:
+        return False
+    if (filters.obs_types or filters.concepts) and spec.kind != OBSERVATION:
+        return False
+    return not (filters.files and not spec.file_columns)
+
+
+def filter_clause(spec: KindSql, filters: common_pb2.Filters) -> Clause:
+    """Every filter as SQL over the kind's table (alias) joined to its session (ss)."""
+    a = spec.alias
+    clause = Clause([], [])
+    if filters.project:
+        clause.add(f"{spec.project} = ?", filters.project)
+    if filters.platform_source:
+        clause.add("ss.platform_source = ?", filters.platform_source)
+    if filters.obs_types:
+        clause.add(f"{a}.type IN ({_placeholders(filters.obs_types)})", *filters.obs_types)
+    if filters.concepts:
+        clause.add(
+            f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({a}.concepts) THEN {a}.concepts "
+            f"ELSE '[]' END) WHERE value IN ({_placeholders(filters.concepts)}))",
+            *filters.concepts,
+        )
+    if filters.files:
+        tests, params = [], []
+        for column in spec.file_columns:
+            for fragment in filters.files:
+                tests.append(
+                    f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({a}.{column}) THEN {a}.{column} "
+                    f"ELSE '[]' END) WHERE value LIKE ? ESCAPE '\\')"
+                )
+                params.append(like_pattern(fragment))
+        clause.add("(" + " OR ".join(tests) + ")", *params)
+    if filters.date_start_epoch:
+        clause.add(f"{a}.created_at_epoch >= ?", filters.date_start_epoch)
+    if filters.date_end_epoch:
+        clause.add(f"{a}.created_at_epoch <= ?", filters.date_end_epoch)
+    return clause
+
+
+def _like_any(spec: KindSql, fragment: str, alias: str | None = None) -> tuple[str, list]:
+    prefix = f"{alias}." if alias else ""
+    tests = " OR ".join(f"{prefix}{c} LIKE ? ESCAPE '\\'" for c in spec.text_columns)
+    return f"({tests})", [like_pattern(fragment)] * len(spec.text_columns)
+
+
+def _trigram_expression(run: str) -> str:
+    """The trigrams of a CJK run ORed: exact substrings rank first, partial overlaps follow."""
+    grams = list(dict.fromkeys(run[i : i + 3] for i in range(len(run) - 2)))[:MAX_TRIGRAMS]
+    return " OR ".join(trigram_fts5(g) for g in grams)
+
+
+def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True) -> tuple[str, list] | None:
+    """SQL yielding (id, score) of the rows matching the query's positive terms, or None.
+
+    Unscored (for totals) it yields ids only and skips bm25, which dominates the cost.
+    """
+    branches: list[tuple[str, list]] = []
+    expression = to_fts5(parsed)
+    weights = ", ".join(str(w) for w in spec.bm25_weights)
+
+    def fts(table: str, rank: str, match: str) -> tuple[str, list]:
+        score = f", {rank} AS score" if scored else ""
+        return f"SELECT rowid AS id{score} FROM {table} WHERE {table} MATCH ?", [match]
+
+    if expression:
+        branches.append(fts(spec.fts, f"-bm25({spec.fts}, {weights})", expression))
+    for run in parsed.cjk:
+        if len(run) >= 3:
+            branches.append(fts(spec.tri, f"-bm25({spec.tri})", _trigram_expression(run)))
+        else:
+            test, params = _like_any(spec, run)
+            score = f", {LIKE_SCORE} AS score" if scored else ""
+            branches.append((f"SELECT id{score} FROM {spec.table} WHERE {test}", params))
+    if not branches:
+        return None
+    params = [p for b in branches for p in b[1]]
+    if len(branches) == 1:
+        return branches[0]
+    if not scored:
+        return " UNION ".join(b[0] for b in branches), params
+    sql = " UNION ALL ".join(b[0] for b in branches)
+    return f"SELECT id, sum(score) AS score FROM ({sql}) GROUP BY id", params
+
+
+def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:
+    expression = exclusion_fts5(parsed)
+    if expression:
+        clause.add(f"{spec.alias}.id NOT IN (SELECT rowid FROM {spec.fts} WHERE {spec.fts} MATCH ?)", expression)
+    for run in parsed.excluded_cjk:
+        test, params = _like_any(spec, run, spec.alias)
+        clause.add(f"NOT {test}", *params)
+
+
+@dataclass
+class Branch:
+    """One kind's rows passing query and filters: a page query and a cheaper count query."""
+
+    rows_sql: str
+    rows_params: list
+    count_sql: str
+    count_params: list
+
+
+def _branch(spec: KindSql, filters: common_pb2.Filters, parsed: ParsedQuery | None,
+            by_relevance: bool = False) -> Branch | None:
+    if not kind_applies(spec, filters):
+        return None
+    a = spec.alias
+    clause = filter_clause(spec, filters)
+    if parsed is not None and parsed.has_exclusions:
+        exclusion_clause(spec, parsed, clause)
+    where = clause.render()
+    if parsed is not None and not parsed.is_empty:
+        source = match_source(spec, parsed)
+        ids = match_source(spec, parsed, scored=False)
+        if source is None or ids is None:
+            return None
+        rows = (f"SELECT {spec.kind} AS kind, {a}.id AS id, {a}.created_at_epoch AS epoch, m.score AS score "
+                f"FROM ({source[0]}) m JOIN {spec.table} {a} ON {a}.id = m.id {spec.session_join} WHERE {where}")
+        if by_relevance and not clause.sql:
+            # Nothing to filter and no time order: rank straight off the index, no row lookups.
+            rows = f"SELECT {spec.kind} AS kind, m.id AS id, 0 AS epoch, m.score AS score FROM ({source[0]}) m"
+        if clause.sql:
+            count = (f"SELECT count(*) FROM ({ids[0]}) m JOIN {spec.table} {a} ON {a}.id = m.id "
+                     f"{spec.session_join} WHERE {where}")
+        else:
+            count = f"SELECT count(*) FROM ({ids[0]})"
+        return Branch(rows, source[1] + clause.params, count, ids[1] + clause.params)
+    rows = (f"SELECT {spec.kind} AS kind, {a}.id AS id, {a}.created_at_epoch AS epoch, 0.0 AS score "
+            f"FROM {spec.table} {a} {spec.session_join} WHERE {where}")
+    count = f"SELECT count(*) FROM {spec.table} {a} {spec.session_join} WHERE {where}"
+    return Branch(rows, clause.params, count, clause.params)
+
+
+@dataclass
+class Hit:
+    kind: int
+    id: int
+    score: float
+
+
+@dataclass
+class ResultPage:
+    hits: list[Hit]
+    totals: dict[int, int]
+
+
+def find(conn: sqlite3.Connection, filters: common_pb2.Filters, parsed: ParsedQuery | None,
+         order: int, limit: int, offset: int) -> ResultPage:
+    """One page of matching records plus true totals per kind.
+
+    `parsed` None means a listing (no query text). Each kind's branch is cut to
+    offset+limit rows in the final order before the merge, so the merge sorts little.
+    """
+    listing = parsed is None or parsed.is_empty  # no text, or only exclusions: nothing to rank by
+    by_relevance = not listing and order == common_pb2.ORDER_RELEVANCE
+    branches = {k: b for k, spec in KINDS.items()
+                if (b := _branch(spec, filters, parsed, by_relevance)) is not None}
+    totals = {k: 0 for k in KINDS}
+    if not branches:
+        return ResultPage([], totals)
+    for kind, branch in branches.items():
+        totals[kind] = conn.execute(branch.count_sql, branch.count_params).fetchone()[0]
+    order_sql = ORDER_SQL.get(order, ORDER_SQL[common_pb2.ORDER_RELEVANCE])
+    if listing and order == common_pb2.ORDER_RELEVANCE:
+        order_sql = ORDER_SQL[common_pb2.ORDER_DATE_DESC]
+    wanted = [k for k in branches if totals[k]]
+    if not wanted or limit <= 0:
+        return ResultPage([], totals)
+    parts = [f"SELECT * FROM ({branches[k].rows_sql} ORDER BY {order_sql} LIMIT {offset + limit})" for k in wanted]
+    params = [p for k in wanted for p in branches[k].rows_params]
+    rows = conn.execute(
+        f"SELECT kind, id, score FROM ({' UNION ALL '.join(parts)}) ORDER BY {order_sql} LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return ResultPage([Hit(r["kind"], r["id"], r["score"]) for r in rows], totals)
+
+
+def index_rows(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
+               filters: common_pb2.Filters | None = None) -> dict[tuple[int, int], sqlite3.Row]:
+    """Index-row columns of the given (kind, id) refs that pass the filters."""
+    filters = filters or common_pb2.Filters()
+    wanted: dict[int, list[int]] = {}
+    for kind, rid in refs:
+        wanted.setdefault(kind, []).append(rid)
+    found: dict[tuple[int, int], sqlite3.Row] = {}
+    for kind, ids in wanted.items():
+        spec = KINDS.get(kind)
+        if spec is None or not kind_applies(spec, filters):
+            continue
+        clause = filter_clause(spec, filters)
+        sql = (f"SELECT {spec.index_columns} FROM {spec.table} {spec.alias} {spec.session_join} "
+               f"WHERE {spec.alias}.id IN ({_placeholders(ids)}) AND {clause.render()}")
+        for row in conn.execute(sql, [*ids, *clause.params]):
+            found[(kind, row["id"])] = row
+    return found
+
+
+_RECORD_SQL = {
+    OBSERVATION: "SELECT o.*, ss.platform_source AS platform_source FROM observations o "
+                 "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = o.memory_session_id WHERE o.id IN ({})",
+    SUMMARY: "SELECT s.*, ss.platform_source AS platform_source FROM session_summaries s "
+             "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = s.memory_session_id WHERE s.id IN ({})",
+    PROMPT: "SELECT p.*, ss.project AS project, ss.memory_session_id AS memory_session_id, "
+            "ss.platform_source AS platform_source FROM user_prompts p "
+            "LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id WHERE p.id IN ({})",
+}
+
+
+def tool_use_links(conn: sqlite3.Connection, column: str, ids: Sequence[int]) -> dict[int, list[int]]:
+    """observation id -> tool-use ids (column='observation_id') or the reverse (column='tool_use_id')."""
+    other = "tool_use_id" if column == "observation_id" else "observation_id"
+    links: dict[int, list[int]] = {}
+    if not ids:
+        return links
+    sql = (f"SELECT {column} AS k, {other} AS v FROM observation_tool_uses WHERE {column} IN "
+           f"({_placeholders(ids)}) ORDER BY {other}")
+    for row in conn.execute(sql, list(ids)):
+        links.setdefault(row["k"], []).append(row["v"])
+    return links
+
+
+def records(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
+            project: str = "") -> dict[tuple[int, int], common_pb2.Record]:
+    """Full records of the given refs (optionally only those of one project)."""
+    wanted: dict[int, list[int]] = {}
+    for kind, rid in refs:
+        wanted.setdefault(kind, []).append(rid)
+    found: dict[tuple[int, int], common_pb2.Record] = {}
+    for kind, ids in wanted.items():
+        if kind not in _RECORD_SQL or not ids:
+            continue
+        rows = conn.execute(_RECORD_SQL[kind].format(_placeholders(ids)), ids).fetchall()
+        links = tool_use_links(conn, "observation_id", [r["id"] for r in rows]) if kind == OBSERVATION else {}
+        for row in rows:
+            if project and (row["project"] or "") != project:
+                continue
+            if kind == OBSERVATION:
+                message = convert.observation_pb(row, links.get(row["id"], ()))
+            elif kind == SUMMARY:
+                message = convert.summary_pb(row)
+            else:
+                message = convert.prompt_pb(row)
+            found[(kind, row["id"])] = convert.record_pb(kind, message)
+    return found
+
+
+def anchor_key(conn: sqlite3.Connection, ref: common_pb2.Ref) -> tuple[int, int, int] | None:
+    spec = KINDS.get(ref.kind)
+    if spec is None:
+        return None
+    row = conn.execute(f"SELECT created_at_epoch FROM {spec.table} WHERE id = ?", (ref.id,)).fetchone()
+    return (row[0], ref.kind, ref.id) if row else None
+
+
+def around(conn: sqlite3.Connection, key: tuple[int, int, int], filters: common_pb2.Filters,
+           before: int, after: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """Items strictly before `key` (nearest first) and at-or-after it, in (epoch, kind, id) order."""
+    def side(forward: bool, limit: int) -> list[tuple[int, int, int]]:
+        if limit <= 0:
+            return []
+        parts, params = [], []
+        cmp, direction = (">=", "ASC") if forward else ("<", "DESC")
+        for spec in KINDS.values():
+            if not kind_applies(spec, filters):
+                continue
+            a = spec.alias
+            clause = filter_clause(spec, filters)
+            clause.add(f"{a}.created_at_epoch {'>=' if forward else '<='} ?", key[0])
+            clause.add(f"({a}.created_at_epoch, {spec.kind}, {a}.id) {cmp} (?, ?, ?)", *key)
+            parts.append(
+                f"SELECT * FROM (SELECT {a}.created_at_epoch AS epoch, {spec.kind} AS kind, {a}.id AS id "
+                f"FROM {spec.table} {a} {spec.session_join} WHERE {clause.render()} "
+                f"ORDER BY {a}.created_at_epoch {direction}, {a}.id {direction} LIMIT {limit})"
+            )
+            params.extend(clause.params)
+        if not parts:
+            return []
+        sql = (f"SELECT epoch, kind, id FROM ({' UNION ALL '.join(parts)}) "
+               f"ORDER BY epoch {direction}, kind {direction}, id {direction} LIMIT {limit}")
+        return [tuple(r) for r in conn.execute(sql, params)]
+
+    return side(False, before), side(True, after)

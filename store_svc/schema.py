@@ -1,0 +1,322 @@
+"""The SQLite schema of the store: versioned migrations and connection setup.
+
+Column names follow claude-mem where the concept is the same, so its databases and
+exports import losslessly. Each migration runs in one transaction and records its
+version in `schema_version`; reopening a file applies only what is missing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from mnemo.logs import get_logger
+from mnemo.query import CJK_CLASS
+from mnemo.timefmt import iso_from_ms, now_ms
+
+log = get_logger(__name__)
+
+# Epoch milliseconds computed inside SQLite 3.40 (no unixepoch('subsec') yet).
+_NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+
+# DocKind / ChangeOp numbers of the protos, used in the change feed.
+KIND_OBSERVATION, KIND_SUMMARY, KIND_PROMPT = 1, 2, 3
+OP_UPSERT, OP_DELETE = 1, 2
+
+OBSERVATION_FTS_COLUMNS = ("title", "subtitle", "narrative", "text", "facts", "concepts")
+SUMMARY_FTS_COLUMNS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+PROMPT_FTS_COLUMNS = ("prompt_text",)
+
+_CORE = """
+CREATE TABLE sdk_sessions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  content_session_id TEXT NOT NULL,
+  memory_session_id TEXT UNIQUE,
+  project TEXT NOT NULL,
+  platform_source TEXT NOT NULL DEFAULT 'claude',
+  user_prompt TEXT,
+  started_at TEXT NOT NULL,
+  started_at_epoch INTEGER NOT NULL,
+  completed_at TEXT,
+  completed_at_epoch INTEGER,
+  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed', 'failed')),
+  prompt_counter INTEGER NOT NULL DEFAULT 0,
+  custom_title TEXT,
+  external_id TEXT
+);
+CREATE UNIQUE INDEX ux_sdk_sessions_platform_content ON sdk_sessions(platform_source, content_session_id);
+CREATE UNIQUE INDEX ux_sdk_sessions_external ON sdk_sessions(external_id) WHERE external_id IS NOT NULL;
+CREATE INDEX idx_sdk_sessions_content ON sdk_sessions(content_session_id);
+CREATE INDEX idx_sdk_sessions_project ON sdk_sessions(project);
+CREATE INDEX idx_sdk_sessions_started ON sdk_sessions(started_at_epoch DESC);
+
+CREATE TABLE user_prompts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_db_id INTEGER REFERENCES sdk_sessions(id) ON DELETE CASCADE,
+  content_session_id TEXT NOT NULL,
+  prompt_number INTEGER NOT NULL,
+  prompt_text TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL,
+  external_id TEXT,
+  has_cjk INTEGER
+);
+CREATE INDEX idx_user_prompts_session ON user_prompts(session_db_id, prompt_number);
+CREATE INDEX idx_user_prompts_content ON user_prompts(content_session_id, prompt_number);
+CREATE INDEX idx_user_prompts_created ON user_prompts(created_at_epoch);
+CREATE UNIQUE INDEX ux_user_prompts_external ON user_prompts(external_id) WHERE external_id IS NOT NULL;
+
+CREATE TABLE observations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  memory_session_id TEXT NOT NULL,
+  project TEXT NOT NULL,
+  text TEXT,
+  type TEXT NOT NULL,
+  title TEXT,
+  subtitle TEXT,
+  facts TEXT,
+  narrative TEXT,
+  concepts TEXT,
+  files_read TEXT,
+  files_modified TEXT,
+  prompt_number INTEGER,
+  discovery_tokens INTEGER DEFAULT 0,
+  created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL,
+  content_hash TEXT,
+  external_id TEXT,
+  has_cjk INTEGER
+);
+CREATE UNIQUE INDEX ux_observations_session_hash ON observations(memory_session_id, content_hash);
+CREATE UNIQUE INDEX ux_observations_external ON observations(external_id) WHERE external_id IS NOT NULL;
+CREATE INDEX idx_observations_project_created ON observations(project, created_at_epoch);
+CREATE INDEX idx_observations_created ON observations(created_at_epoch);
+
+CREATE TABLE session_summaries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  memory_session_id TEXT NOT NULL,
+  project TEXT NOT NULL,
+  request TEXT,
+  investigated TEXT,
+  learned TEXT,
+  completed TEXT,
+  next_steps TEXT,
+  files_read TEXT,
+  files_edited TEXT,
+  notes TEXT,
+  prompt_number INTEGER,
+  discovery_tokens INTEGER DEFAULT 0,
+  created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL,
+  external_id TEXT,
+  has_cjk INTEGER
+);
+CREATE INDEX idx_session_summaries_session ON session_summaries(memory_session_id, created_at_epoch);
+CREATE INDEX idx_session_summaries_project_created ON session_summaries(project, created_at_epoch);
+CREATE INDEX idx_session_summaries_created ON session_summaries(created_at_epoch);
+CREATE UNIQUE INDEX ux_session_summaries_external ON session_summaries(external_id) WHERE external_id IS NOT NULL;
+"""
+
+
+def _has_cjk(prefix: str, columns: tuple[str, ...]) -> str:
+    """`has_cjk` is set by the store when it writes a row (a cheap Python check); rows written
+    by other tools leave it NULL and get the (slower) GLOB test. coalesce() short-circuits."""
+    joined = " || ' ' || ".join(f"coalesce({prefix}.{c}, '')" for c in columns)
+    return f"coalesce({prefix}.has_cjk, ({joined}) GLOB '*[{CJK_CLASS}]*')"
+
+
+def _fts_and_feed(table: str, kind: int, columns: tuple[str, ...]) -> str:
+    """FTS5 (porter), trigram FTS5 (only rows with CJK text) and change-feed triggers of one table.
+
+    One trigger per event keeps inserts cheap; in updates the old index entries are
+    removed before the new ones are added (external-content FTS5 requires that order).
+    """
+    cols = ", ".join(columns)
+    new_vals = ", ".join(f"new.{c}" for c in columns)
+    old_vals = ", ".join(f"old.{c}" for c in columns)
+    fts, tri = f"{table}_fts", f"{table}_tri"
+    add = (
+        f"INSERT INTO {fts}(rowid, {cols}) VALUES (new.id, {new_vals});\n"
+        f"  INSERT INTO {tri}(rowid, {cols}) SELECT new.id, {new_vals} WHERE {_has_cjk('new', columns)};"
+    )
+    remove = (
+        f"INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.id, {old_vals});\n"
+        f"  INSERT INTO {tri}({tri}, rowid, {cols}) SELECT 'delete', old.id, {old_vals} "
+        f"WHERE {_has_cjk('old', columns)};"
+    )
+
+    def feed(op: int, ref: str) -> str:
+        return (f"INSERT INTO change_feed(kind, record_id, op, created_at_epoch) "
+                f"VALUES ({kind}, {ref}.id, {op}, {_NOW_MS});")
+
+    return f"""
+CREATE VIRTUAL TABLE {fts} USING fts5({cols}, content='{table}', content_rowid='id',
+  tokenize='porter unicode61');
+CREATE VIRTUAL TABLE {tri} USING fts5({cols}, content='{table}', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+  {add}
+  {feed(OP_UPSERT, 'new')}
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+  {remove}
+  {feed(OP_DELETE, 'old')}
+END;
+CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN
+  {remove}
+  {add}
+  {feed(OP_UPSERT, 'new')}
+END;
+"""
+
+
+_SEARCH = (
+    """
+CREATE TABLE change_feed (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind INTEGER NOT NULL,
+  record_id INTEGER NOT NULL,
+  op INTEGER NOT NULL,
+  created_at_epoch INTEGER NOT NULL
+);
+"""
+    + _fts_and_feed("observations", KIND_OBSERVATION, OBSERVATION_FTS_COLUMNS)
+    + _fts_and_feed("session_summaries", KIND_SUMMARY, SUMMARY_FTS_COLUMNS)
+    + _fts_and_feed("user_prompts", KIND_PROMPT, PROMPT_FTS_COLUMNS)
+)
+
+_TOOL_USES = """
+CREATE TABLE tool_uses (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_db_id INTEGER REFERENCES sdk_sessions(id) ON DELETE CASCADE,
+  content_session_id TEXT NOT NULL,
+  tool_use_id TEXT,
+  tool_name TEXT NOT NULL,
+  tool_input TEXT,
+  tool_response TEXT,
+  input_truncated INTEGER NOT NULL DEFAULT 0,
+  response_truncated INTEGER NOT NULL DEFAULT 0,
+  input_size INTEGER NOT NULL DEFAULT 0,
+  response_size INTEGER NOT NULL DEFAULT 0,
+  cwd TEXT,
+  prompt_number INTEGER,
+  created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX ux_tool_uses_session_call ON tool_uses(content_session_id, tool_use_id)
+  WHERE tool_use_id IS NOT NULL;
+CREATE INDEX idx_tool_uses_session ON tool_uses(session_db_id, created_at_epoch);
+CREATE INDEX idx_tool_uses_tool_use_id ON tool_uses(tool_use_id);
+
+CREATE TABLE observation_tool_uses (
+  observation_id INTEGER NOT NULL REFERENCES observations(id) ON DELETE CASCADE,
+  tool_use_id INTEGER NOT NULL REFERENCES tool_uses(id) ON DELETE CASCADE,
+  PRIMARY KEY (observation_id, tool_use_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_observation_tool_uses_tool ON observation_tool_uses(tool_use_id);
+"""
+
+_STATE = """
+CREATE TABLE cursors (
+  token TEXT PRIMARY KEY,
+  state_json TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL,
+  expires_at_epoch INTEGER NOT NULL
+);
+CREATE INDEX idx_cursors_expires ON cursors(expires_at_epoch);
+
+CREATE TABLE work_state (
+  project TEXT NOT NULL,
+  key TEXT NOT NULL,
+  content TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  updated_at_epoch INTEGER NOT NULL,
+  PRIMARY KEY (project, key)
+);
+CREATE TABLE work_state_history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  project TEXT NOT NULL,
+  key TEXT NOT NULL,
+  content TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  updated_at_epoch INTEGER NOT NULL,
+  UNIQUE (project, key, version)
+);
+
+CREATE TABLE corpora (
+  name TEXT PRIMARY KEY,
+  description TEXT NOT NULL DEFAULT '',
+  filter_json TEXT NOT NULL DEFAULT '{}',
+  observation_ids TEXT NOT NULL DEFAULT '[]',
+  stats_json TEXT NOT NULL DEFAULT '{}',
+  priming_state TEXT NOT NULL DEFAULT 'unprimed',
+  last_job_json TEXT NOT NULL DEFAULT '{}',
+  digest_json TEXT NOT NULL DEFAULT '',
+  session_id TEXT NOT NULL DEFAULT '',
+  created_at_epoch INTEGER NOT NULL,
+  updated_at_epoch INTEGER NOT NULL
+);
+CREATE TABLE corpus_history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  corpus_name TEXT NOT NULL REFERENCES corpora(name) ON DELETE CASCADE,
+  question TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  citations TEXT NOT NULL DEFAULT '[]',
+  created_at_epoch INTEGER NOT NULL
+);
+CREATE INDEX idx_corpus_history_name ON corpus_history(corpus_name, id);
+"""
+
+# (version, name, SQL). Append only: a released migration is never edited.
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "sessions, prompts, observations, summaries", _CORE),
+    (2, "full-text indexes and change feed", _SEARCH),
+    (3, "raw tool uses", _TOOL_USES),
+    (4, "cursors, work state, corpora", _STATE),
+)
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection with the store's pragmas; autocommit mode (transactions are explicit)."""
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    if readonly:
+        conn.execute("PRAGMA query_only = ON")
+    else:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA journal_size_limit = 4194304")
+    return conn
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL)"
+    )
+    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every missing migration, each in its own transaction. Returns the schema version."""
+    version = current_version(conn)
+    for number, name, sql in MIGRATIONS:
+        if number <= version:
+            continue
+        stamp = iso_from_ms(now_ms()).replace("'", "")
+        script = (f"BEGIN IMMEDIATE;\n{sql}\nINSERT INTO schema_version(version, name, applied_at) "
+                  f"VALUES ({number}, '{name}', '{stamp}');\nCOMMIT;")
+        try:
+            conn.executescript(script)
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        log.info("migrated", version=number, name=name)
+        version = number
+    return version

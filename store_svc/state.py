@@ -1,0 +1,188 @@
+"""Small state the store keeps for other services: mem_search cursors, work state, corpora."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from google.protobuf import json_format
+
+from mnemo.errors import Aborted, InvalidArgument, NotFound
+from store_svc.writes import clean
+from mnemo.timefmt import iso_from_ms, now_ms
+from mnemo.v1 import store_pb2
+from store_svc import convert, validate
+
+DEFAULT_KEY = "default"
+
+
+# ---------------------------------------------------------------------------- cursors
+
+def save_cursor(conn: sqlite3.Connection, cursor: store_pb2.Cursor, ttl_s: int) -> store_pb2.Cursor:
+    if not validate.CURSOR_TOKEN.fullmatch(cursor.token):
+        raise InvalidArgument("token", "must be 'ms_' followed by 24 URL-safe characters")
+    validate.json_text("state_json", cursor.state_json, validate.MAX_CURSOR_STATE_BYTES)
+    validate.non_negative("created_at_epoch", cursor.created_at_epoch)
+    validate.non_negative("expires_at_epoch", cursor.expires_at_epoch)
+    created = cursor.created_at_epoch or now_ms()
+    expires = cursor.expires_at_epoch or created + ttl_s * 1000
+    if expires <= created:
+        raise InvalidArgument("expires_at_epoch", "must be after created_at_epoch")
+    conn.execute("INSERT OR REPLACE INTO cursors(token, state_json, created_at_epoch, expires_at_epoch) "
+                 "VALUES (?, ?, ?, ?)", (cursor.token, cursor.state_json, created, expires))
+    return store_pb2.Cursor(token=cursor.token, state_json=cursor.state_json, created_at_epoch=created,
+                            expires_at_epoch=expires)
+
+
+def load_cursor(conn: sqlite3.Connection, request: store_pb2.LoadCursorRequest) -> store_pb2.Cursor:
+    validate.required("token", request.token)
+    now = request.now_epoch or now_ms()
+    row = conn.execute("SELECT * FROM cursors WHERE token = ?", (request.token[:64],)).fetchone()
+    if row is None or row["expires_at_epoch"] <= now:
+        raise NotFound("cursor unknown or expired; run the search again without a cursor")
+    return store_pb2.Cursor(token=row["token"], state_json=row["state_json"],
+                            created_at_epoch=row["created_at_epoch"], expires_at_epoch=row["expires_at_epoch"])
+
+
+def purge_cursors(conn: sqlite3.Connection, now_epoch: int) -> int:
+    validate.non_negative("now_epoch", now_epoch)
+    return conn.execute("DELETE FROM cursors WHERE expires_at_epoch < ?", (now_epoch or now_ms(),)).rowcount
+
+
+# ---------------------------------------------------------------------------- work state
+
+def _work_key(project: str, key: str) -> tuple[str, str]:
+    validate.project("project", project)
+    key = key or DEFAULT_KEY
+    validate.max_chars("key", key, 128)
+    return project, key
+
+
+def write_work_state(conn: sqlite3.Connection, request: store_pb2.WriteWorkStateRequest) -> store_pb2.WorkState:
+    project, key = _work_key(request.project, request.key)
+    validate.required("content", request.content)
+    if len(request.content.encode("utf-8")) > validate.MAX_WORK_STATE_BYTES:
+        raise InvalidArgument("content", f"at most {validate.MAX_WORK_STATE_BYTES:,} bytes")
+    validate.non_negative("expected_version", request.expected_version)
+    row = conn.execute("SELECT version FROM work_state WHERE project = ? AND key = ?", (project, key)).fetchone()
+    current = row["version"] if row else 0
+    if request.expected_version and request.expected_version != current:
+        raise Aborted(f"work state {project}/{key} is at version {current}, not {request.expected_version}; "
+                      "read it and retry with the current version")
+    epoch = now_ms()
+    values = (project, key, clean(request.content), current + 1, iso_from_ms(epoch), epoch)
+    conn.execute("INSERT OR REPLACE INTO work_state(project, key, content, version, updated_at, updated_at_epoch) "
+                 "VALUES (?,?,?,?,?,?)", values)
+    conn.execute("INSERT INTO work_state_history(project, key, content, version, updated_at, updated_at_epoch) "
+                 "VALUES (?,?,?,?,?,?)", values)
+    return store_pb2.WorkState(project=project, key=key, content=values[2], version=values[3],
+                               updated_at=values[4], updated_at_epoch=epoch)
+
+
+def read_work_state(conn: sqlite3.Connection, request: store_pb2.ReadWorkStateRequest) -> store_pb2.ReadWorkStateResponse:
+    project, key = _work_key(request.project, request.key)
+    if not 0 <= request.history <= 50:
+        raise InvalidArgument("history", "must be between 0 and 50")
+    reply = store_pb2.ReadWorkStateResponse()
+    row = conn.execute("SELECT * FROM work_state WHERE project = ? AND key = ?", (project, key)).fetchone()
+    if row is None:
+        return reply
+    reply.current.CopyFrom(convert.work_state_pb(row))
+    if request.history:
+        rows = conn.execute("SELECT * FROM work_state_history WHERE project = ? AND key = ? AND version < ? "
+                            "ORDER BY version DESC LIMIT ?", (project, key, row["version"], request.history))
+        reply.history.extend(convert.work_state_pb(r) for r in rows)
+    return reply
+
+
+# ---------------------------------------------------------------------------- corpora
+
+def _to_json(message) -> str:
+    return json_format.MessageToJson(message, preserving_proto_field_name=True, indent=None)
+
+
+def _corpus_name(name: str) -> str:
+    if not validate.CORPUS_NAME.fullmatch(name):
+        raise InvalidArgument("name", "1-64 characters from letters, digits, '.', '_' and '-'")
+    return name
+
+
+def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.Corpus:
+    name = _corpus_name(corpus.name)
+    validate.max_chars("description", corpus.description, 2000)
+    state = corpus.priming_state or "unprimed"
+    validate.one_of("priming_state", state, validate.PRIMING_STATES)
+    if corpus.digest_json:
+        validate.json_text("digest_json", corpus.digest_json, validate.MAX_CURSOR_STATE_BYTES)
+    now = now_ms()
+    row = conn.execute("SELECT created_at_epoch FROM corpora WHERE name = ?", (name,)).fetchone()
+    created = row["created_at_epoch"] if row else (corpus.created_at_epoch or now)
+    conn.execute(
+        "INSERT OR REPLACE INTO corpora(name, description, filter_json, observation_ids, stats_json, priming_state, "
+        "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (name, corpus.description, _to_json(corpus.filter), json.dumps(list(corpus.observation_ids)),
+         _to_json(corpus.stats), state, _to_json(corpus.last_job), corpus.digest_json, corpus.session_id,
+         created, now))
+    conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (name,))
+    for turn in corpus.history:
+        _append_turn(conn, name, turn)
+    return get_corpus(conn, name)
+
+
+def _append_turn(conn: sqlite3.Connection, name: str, turn: store_pb2.CorpusTurn) -> None:
+    conn.execute("INSERT INTO corpus_history(corpus_name, question, answer, citations, created_at_epoch) "
+                 "VALUES (?,?,?,?,?)", (name, turn.question, turn.answer, json.dumps(list(turn.citations)),
+                                        turn.created_at_epoch or now_ms()))
+
+
+def _corpus_pb(row: sqlite3.Row) -> store_pb2.Corpus:
+    corpus = store_pb2.Corpus(
+        name=row["name"], description=row["description"], priming_state=row["priming_state"],
+        digest_json=row["digest_json"], session_id=row["session_id"], created_at_epoch=row["created_at_epoch"],
+        updated_at_epoch=row["updated_at_epoch"])
+    json_format.Parse(row["filter_json"], corpus.filter)
+    json_format.Parse(row["stats_json"], corpus.stats)
+    json_format.Parse(row["last_job_json"], corpus.last_job)
+    return corpus
+
+
+def get_corpus(conn: sqlite3.Connection, name: str) -> store_pb2.Corpus:
+    row = conn.execute("SELECT * FROM corpora WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise NotFound(f"corpus {name[:64]!r} not found; list_corpora shows the existing ones")
+    corpus = _corpus_pb(row)
+    corpus.observation_ids.extend(json.loads(row["observation_ids"]))
+    for turn in conn.execute("SELECT * FROM corpus_history WHERE corpus_name = ? ORDER BY id", (name,)):
+        corpus.history.add(question=turn["question"], answer=turn["answer"],
+                           citations=json.loads(turn["citations"]), created_at_epoch=turn["created_at_epoch"])
+    return corpus
+
+
+def list_corpora(conn: sqlite3.Connection) -> store_pb2.ListCorporaResponse:
+    rows = conn.execute("SELECT * FROM corpora ORDER BY name")
+    return store_pb2.ListCorporaResponse(corpora=[_corpus_pb(r) for r in rows])
+
+
+def update_corpus(conn: sqlite3.Connection, request: store_pb2.UpdateCorpusRequest) -> store_pb2.Corpus:
+    name = _corpus_name(request.name)
+    current = get_corpus(conn, name)
+    if request.expected_state and request.expected_state != current.priming_state:
+        raise Aborted(f"corpus {name} is {current.priming_state}, not {request.expected_state}; "
+                      "read it again before changing it")
+    changes: dict[str, object] = {"updated_at_epoch": now_ms()}
+    if request.priming_state:
+        changes["priming_state"] = validate.one_of("priming_state", request.priming_state, validate.PRIMING_STATES)
+    if request.HasField("last_job"):
+        changes["last_job_json"] = _to_json(request.last_job)
+    if request.digest_json:
+        changes["digest_json"] = validate.json_text("digest_json", request.digest_json,
+                                                    validate.MAX_CURSOR_STATE_BYTES)
+    if request.session_id:
+        changes["session_id"] = validate.identifier("session_id", request.session_id)
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    conn.execute(f"UPDATE corpora SET {assignments} WHERE name = ?", (*changes.values(), name))
+    if request.clear_history:
+        conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (name,))
+    if request.HasField("append_turn"):
+        _append_turn(conn, name, request.append_turn)
+    return get_corpus(conn, name)

@@ -1,0 +1,98 @@
+"""Input rules of the store. Each failure names the field and the rule (InvalidArgument)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from mnemo.errors import InvalidArgument
+
+MAX_ID_CHARS = 256
+MAX_PROJECT_BYTES = 256
+MAX_TITLE_CHARS = 300
+MAX_TEXT_CHARS = 100_000
+MAX_PROMPT_CHARS = 10_000
+MAX_LIST_ITEMS = 200
+MAX_WORK_STATE_BYTES = 64 * 1024
+MAX_CURSOR_STATE_BYTES = 1024 * 1024
+TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+CURSOR_TOKEN = re.compile(r"^ms_[A-Za-z0-9_-]{24}$")
+CORPUS_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,64}$")
+PRIMING_STATES = ("unprimed", "priming", "primed", "stale", "failed")
+SESSION_END_STATES = ("completed", "failed")
+
+
+def required(field: str, value: str) -> str:
+    if not value or not value.strip():
+        raise InvalidArgument(field, "required")
+    return value
+
+
+def identifier(field: str, value: str, *, needed: bool = True) -> str:
+    """A session id or similar key: required (unless not needed), at most 256 characters."""
+    if needed:
+        required(field, value)
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidArgument(field, f"at most {MAX_ID_CHARS} characters")
+    return value
+
+
+def project(field: str, value: str, *, needed: bool = True) -> str:
+    if needed:
+        required(field, value)
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_PROJECT_BYTES:
+        raise InvalidArgument(field, f"at most {MAX_PROJECT_BYTES} bytes")
+    return value
+
+
+def max_chars(field: str, value: str, limit: int) -> str:
+    if len(value) > limit:
+        raise InvalidArgument(field, f"at most {limit:,} characters")
+    return value
+
+
+def non_negative(field: str, value: int) -> int:
+    if value < 0:
+        raise InvalidArgument(field, "must not be negative")
+    return value
+
+
+def count(field: str, items, limit: int, *, needed: bool = True):
+    if needed and not items:
+        raise InvalidArgument(field, "at least one item is required")
+    if len(items) > limit:
+        raise InvalidArgument(field, f"at most {limit:,} items per request")
+    return items
+
+
+def bounded(field: str, value: int, default: int, maximum: int, minimum: int = 0) -> int:
+    """A count such as a limit: 0 means the default; outside [minimum, maximum] is refused."""
+    if value == 0:
+        return default
+    if value < minimum or value > maximum:
+        raise InvalidArgument(field, f"must be between {minimum} and {maximum}")
+    return value
+
+
+def obs_type(field: str, value: str) -> str:
+    required(field, value)
+    if not TYPE_PATTERN.fullmatch(value):
+        raise InvalidArgument(field, "lowercase letters, digits, '_' or '-', at most 32 characters "
+                                     "(e.g. decision, bugfix, feature, refactor, discovery, change)")
+    return value
+
+
+def json_text(field: str, value: str, limit: int) -> str:
+    if len(value.encode("utf-8")) > limit:
+        raise InvalidArgument(field, f"at most {limit:,} bytes")
+    try:
+        json.loads(value)
+    except ValueError:
+        raise InvalidArgument(field, "must be valid JSON text") from None
+    return value
+
+
+def one_of(field: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise InvalidArgument(field, f"must be one of {', '.join(allowed)}")
+    return value

@@ -1,0 +1,499 @@
+"""Write-side helpers: prepare (validate + clean) records, then insert them on a connection
+that the caller holds inside a transaction. Used by the RPCs and by Import alike."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass
+from typing import Sequence
+
+from mnemo.errors import InvalidArgument, NotFound
+from mnemo import privacy
+from mnemo.query import has_cjk
+from mnemo.timefmt import iso_from_ms, now_ms
+from mnemo.v1 import common_pb2
+from store_svc import convert, validate
+from store_svc.convert import to_json_list
+
+DEFAULT_PLATFORM = "claude"
+PROMPT_DEDUPE_WINDOW_MS = 10_000
+
+
+# Substrings without which mnemo.privacy.mask_secrets cannot match anything (its patterns
+# start with these literals, or need a secret-ish word next to ':' or '='). Checking them
+# with `in` is ~50x cheaper than running every pattern, and ingest runs it on every field.
+_SECRET_LITERALS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "xox", "AIza", "eyJ",
+                    "PRIVATE KEY")
+_SECRET_WORDS = ("api", "secret", "token", "passw", "private")
+
+
+def needs_full_clean(text: str) -> bool:
+    """False only when privacy.clean(text) is certainly text.strip() (no tag, no secret shape)."""
+    if "<" in text or any(literal in text for literal in _SECRET_LITERALS):
+        return True
+    lowered = text.lower()
+    return "bearer" in lowered or (("=" in text or ":" in text) and any(w in lowered for w in _SECRET_WORDS))
+
+
+def clean(text: str) -> str:
+    """mnemo.privacy.clean with a fast path for text that holds neither tags nor secret shapes."""
+    if not text:
+        return text
+    return privacy.clean(text) if needs_full_clean(text) else text.strip()
+
+
+def content_hash(memory_session_id: str, title: str, narrative: str) -> str:
+    """claude-mem's dedupe key: sha256(memory_session_id \\0 title \\0 narrative)[:16]."""
+    digest = hashlib.sha256("\x00".join((memory_session_id, title, narrative)).encode("utf-8", "replace"))
+    return digest.hexdigest()[:16]
+
+
+def cap_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def cap_bytes(text: str, limit: int) -> tuple[str, bool, int]:
+    """(text cut to at most `limit` UTF-8 bytes on a character boundary, truncated?, original size)."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= limit:
+        return text, False, len(raw)
+    return raw[:limit].decode("utf-8", "ignore"), True, len(raw)
+
+
+def timestamps(epoch: int, text: str = "") -> tuple[int, str]:
+    """(epoch ms, ISO text): now when unset; a given ISO text is kept (imports are lossless)."""
+    epoch = epoch or now_ms()
+    return epoch, text or iso_from_ms(epoch)
+
+
+def _clean_list(field: str, values: Sequence[str]) -> list[str]:
+    if not values:
+        return []
+    validate.count(field, values, validate.MAX_LIST_ITEMS, needed=False)
+    out = []
+    for j, value in enumerate(values):
+        if len(value) > validate.MAX_TEXT_CHARS:
+            validate.max_chars(f"{field}[{j}]", value, validate.MAX_TEXT_CHARS)
+        cleaned = clean(value)
+        if cleaned:
+            out.append(cleaned)
+    return out
+
+
+def _clean_field(field: str, value: str, limit: int = validate.MAX_TEXT_CHARS) -> str:
+    validate.max_chars(field, value, limit)
+    return clean(value)
+
+
+# ---------------------------------------------------------------------------- sessions
+
+def session_by_content(conn: sqlite3.Connection, platform: str, content_session_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM sdk_sessions WHERE platform_source = ? AND content_session_id = ?",
+                        (platform, content_session_id)).fetchone()
+
+
+def session_for_content(conn: sqlite3.Connection, content_session_id: str) -> sqlite3.Row | None:
+    """The session of a host session id on any platform (claude first)."""
+    return conn.execute(
+        "SELECT * FROM sdk_sessions WHERE content_session_id = ? ORDER BY platform_source = 'claude' DESC, id "
+        "LIMIT 1", (content_session_id,)).fetchone()
+
+
+def session_by_id(conn: sqlite3.Connection, row_id: int) -> sqlite3.Row:
+    return conn.execute("SELECT * FROM sdk_sessions WHERE id = ?", (row_id,)).fetchone()
+
+
+def check_memory_session_free(conn: sqlite3.Connection, memory_session_id: str, own_id: int | None) -> None:
+    row = conn.execute("SELECT id FROM sdk_sessions WHERE memory_session_id = ?", (memory_session_id,)).fetchone()
+    if row and row["id"] != own_id:
+        raise InvalidArgument("memory_session_id", f"{memory_session_id!r} already belongs to another session")
+
+
+def create_session(conn: sqlite3.Connection, *, content_session_id: str, project: str, platform: str,
+                   memory_session_id: str = "", user_prompt: str = "", custom_title: str = "",
+                   started_at_epoch: int = 0, started_at: str = "", external_id: str = "",
+                   status: str = "active", completed_at_epoch: int = 0, completed_at: str = "",
+                   prompt_counter: int = 0) -> sqlite3.Row:
+    memory_session_id = memory_session_id or content_session_id
+    check_memory_session_free(conn, memory_session_id, None)
+    epoch, iso = timestamps(started_at_epoch, started_at)
+    done_iso = (completed_at or iso_from_ms(completed_at_epoch)) if completed_at_epoch else None
+    cursor = conn.execute(
+        "INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, user_prompt, "
+        "started_at, started_at_epoch, completed_at, completed_at_epoch, status, prompt_counter, custom_title, "
+        "external_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (content_session_id, memory_session_id, project, platform, user_prompt or None, iso, epoch, done_iso,
+         completed_at_epoch or None, status, prompt_counter, custom_title or None, external_id or None))
+    return session_by_id(conn, cursor.lastrowid)
+
+
+def ensure_memory_sessions(conn: sqlite3.Connection, pairs: dict[str, tuple[str, int]]) -> None:
+    """Make sure a session exists for each memory_session_id -> (project, epoch) (observations,
+    summaries). A missing one is created with the memory id as its host id, platform claude."""
+    for memory_session_id, (project, epoch) in pairs.items():
+        conn.execute(
+            "INSERT OR IGNORE INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, "
+            "started_at, started_at_epoch) VALUES (?, ?, ?, ?, ?, ?)",
+            (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch))
+
+
+def session_for_write(conn: sqlite3.Connection, content_session_id: str, platform: str, project: str,
+                      field_prefix: str = "") -> sqlite3.Row:
+    """The session a prompt or tool use belongs to, created when missing (then project is required)."""
+    row = session_by_content(conn, platform, content_session_id) if platform else None
+    row = row or session_for_content(conn, content_session_id)
+    if row:
+        return row
+    if not project:
+        raise InvalidArgument(f"{field_prefix}project", "required when the session does not exist yet")
+    return create_session(conn, content_session_id=content_session_id, project=project,
+                          platform=platform or DEFAULT_PLATFORM)
+
+
+# ---------------------------------------------------------------------------- prompts
+
+@dataclass
+class PreparedPrompt:
+    content_session_id: str
+    platform: str
+    project: str
+    text: str  # cleaned; empty = entirely private
+    epoch: int
+    created_at: str
+    external_id: str
+    prompt_number: int
+
+
+def prepare_prompt(content_session_id: str, platform: str, project: str, text: str, epoch: int,
+                   external_id: str, prompt_number: int, created_at: str = "") -> PreparedPrompt:
+    validate.identifier("content_session_id", content_session_id)
+    validate.identifier("platform_source", platform, needed=False)
+    validate.project("project", project, needed=False)
+    validate.required("prompt_text", text)
+    validate.identifier("external_id", external_id, needed=False)
+    validate.non_negative("prompt_number", prompt_number)
+    validate.non_negative("created_at_epoch", epoch)
+    cleaned = cap_text(clean(text[: validate.MAX_PROMPT_CHARS * 4]), validate.MAX_PROMPT_CHARS)
+    epoch, iso = timestamps(epoch, created_at)
+    return PreparedPrompt(content_session_id, platform or DEFAULT_PLATFORM, project, cleaned, epoch, iso,
+                          external_id, prompt_number)
+
+
+def prompt_row(conn: sqlite3.Connection, prompt_id: int) -> sqlite3.Row:
+    return conn.execute(
+        "SELECT p.*, ss.project AS project, ss.memory_session_id AS memory_session_id, "
+        "ss.platform_source AS platform_source FROM user_prompts p LEFT JOIN sdk_sessions ss "
+        "ON ss.id = p.session_db_id WHERE p.id = ?", (prompt_id,)).fetchone()
+
+
+def insert_prompt(conn: sqlite3.Connection, prompt: PreparedPrompt) -> tuple[sqlite3.Row | None, str]:
+    """Store a prepared prompt. Returns (row, "") or (existing row or None, skip reason)."""
+    if prompt.external_id:
+        known = conn.execute("SELECT id FROM user_prompts WHERE external_id = ?", (prompt.external_id,)).fetchone()
+        if known:
+            return prompt_row(conn, known["id"]), "duplicate"
+    session = session_for_write(conn, prompt.content_session_id, prompt.platform, prompt.project)
+    if prompt.text:
+        twin = conn.execute(
+            "SELECT id FROM user_prompts WHERE session_db_id = ? AND prompt_text = ? "
+            "AND abs(created_at_epoch - ?) <= ? ORDER BY id DESC LIMIT 1",
+            (session["id"], prompt.text, prompt.epoch, PROMPT_DEDUPE_WINDOW_MS)).fetchone()
+        if twin:
+            return prompt_row(conn, twin["id"]), "duplicate"
+    number = prompt.prompt_number or session["prompt_counter"] + 1
+    conn.execute("UPDATE sdk_sessions SET prompt_counter = max(prompt_counter, ?) WHERE id = ?", (number, session["id"]))
+    if not prompt.text:
+        return None, "private"
+    cursor = conn.execute(
+        "INSERT INTO user_prompts(session_db_id, content_session_id, prompt_number, prompt_text, created_at, "
+        "created_at_epoch, external_id, has_cjk) VALUES (?,?,?,?,?,?,?,?)",
+        (session["id"], prompt.content_session_id, number, prompt.text, prompt.created_at, prompt.epoch,
+         prompt.external_id or None, int(has_cjk(prompt.text))))
+    if not session["user_prompt"]:
+        conn.execute("UPDATE sdk_sessions SET user_prompt = ? WHERE id = ?", (prompt.text, session["id"]))
+    return prompt_row(conn, cursor.lastrowid), ""
+
+
+# ---------------------------------------------------------------------------- observations
+
+_OBS_COLUMNS = ("memory_session_id", "project", "text", "type", "title", "subtitle", "facts", "narrative",
+                "concepts", "files_read", "files_modified", "prompt_number", "discovery_tokens", "created_at",
+                "created_at_epoch", "content_hash", "external_id", "has_cjk")
+# Rows go to a temp staging table first and then into observations with ONE statement:
+# FTS5 flushes its pending terms at every statement savepoint, so a per-row INSERT would
+# write one index segment per row through the triggers (measured ~2.5x slower).
+_OBS_LIST = ", ".join(_OBS_COLUMNS)
+_STAGE_CREATE = f"CREATE TEMP TABLE IF NOT EXISTS stage_observations({_OBS_LIST})"
+_STAGE_INSERT = f"INSERT INTO temp.stage_observations VALUES ({', '.join('?' for _ in _OBS_COLUMNS)})"
+_OBS_INSERT = f"INSERT INTO observations({_OBS_LIST}) SELECT {_OBS_LIST} FROM temp.stage_observations ORDER BY rowid"
+
+
+@dataclass
+class PreparedObservation:
+    values: tuple  # in _OBS_COLUMNS order
+    tool_use_ids: list[int]
+
+    @property
+    def memory_session_id(self) -> str:
+        return self.values[0]
+
+    @property
+    def project(self) -> str:
+        return self.values[1]
+
+    @property
+    def epoch(self) -> int:
+        return self.values[14]
+
+    @property
+    def content_hash(self) -> str:
+        return self.values[15]
+
+    @property
+    def external_id(self) -> str | None:
+        return self.values[16]
+
+
+def _check_list(field: str, values: list[str]) -> None:
+    validate.count(field, values, validate.MAX_LIST_ITEMS, needed=False)
+    for j, value in enumerate(values):
+        validate.max_chars(f"{field}[{j}]", value, validate.MAX_TEXT_CHARS)
+
+
+def _plainly_valid(obs: common_pb2.Observation, session: str, project: str, kind: str, title: str,
+                   lists: dict[str, list[str]]) -> bool:
+    """A quick yes for the common case; anything unusual gets the full, message-naming checks."""
+    text_limit = validate.MAX_TEXT_CHARS
+    return bool(
+        session.strip() and len(session) <= validate.MAX_ID_CHARS and project.strip()
+        and len(project) * 4 <= validate.MAX_PROJECT_BYTES and validate.TYPE_PATTERN.fullmatch(kind)
+        and len(title) <= validate.MAX_TITLE_CHARS and len(obs.external_id) <= validate.MAX_ID_CHARS
+        and len(obs.subtitle) <= text_limit and len(obs.narrative) <= text_limit and len(obs.text) <= text_limit
+        and all(len(v) <= validate.MAX_LIST_ITEMS and all(len(x) <= text_limit for x in v) for v in lists.values())
+        and obs.prompt_number >= 0 and obs.discovery_tokens >= 0 and obs.created_at_epoch >= 0
+    )
+
+
+def _validate_observation(obs: common_pb2.Observation, where: str, lists: dict[str, list[str]]) -> None:
+    validate.identifier(f"{where}.memory_session_id", obs.memory_session_id)
+    validate.project(f"{where}.project", obs.project)
+    validate.obs_type(f"{where}.type", obs.type)
+    validate.max_chars(f"{where}.title", obs.title, validate.MAX_TITLE_CHARS)
+    for name in ("subtitle", "narrative", "text"):
+        validate.max_chars(f"{where}.{name}", getattr(obs, name), validate.MAX_TEXT_CHARS)
+    for name, values in lists.items():
+        _check_list(f"{where}.{name}", values)
+    validate.identifier(f"{where}.external_id", obs.external_id, needed=False)
+    validate.non_negative(f"{where}.prompt_number", obs.prompt_number)
+    validate.non_negative(f"{where}.discovery_tokens", obs.discovery_tokens)
+    validate.non_negative(f"{where}.created_at_epoch", obs.created_at_epoch)
+
+
+def prepare_observation(obs: common_pb2.Observation, where: str) -> PreparedObservation:
+    """Validate and clean one observation. Hot path of ingest: every field is read once, and
+    one privacy pre-check over all fields usually spares the per-field regex passes."""
+    session, project, kind, external_id = obs.memory_session_id, obs.project, obs.type, obs.external_id
+    title, subtitle, narrative, text = obs.title, obs.subtitle, obs.narrative, obs.text
+    lists = {name: list(getattr(obs, name)) for name in ("facts", "concepts", "files_read", "files_modified")}
+    if not _plainly_valid(obs, session, project, kind, title, lists):
+        _validate_observation(obs, where, lists)
+    everything = "\x1f".join((title, subtitle, narrative, text, *[v for vs in lists.values() for v in vs]))
+    scrub = clean if needs_full_clean(everything) else str.strip
+    title, subtitle, narrative, text = scrub(title), scrub(subtitle), scrub(narrative), scrub(text)
+    cleaned = {name: [c for c in map(scrub, values) if c] for name, values in lists.items()}
+    if not (title or narrative or text or subtitle or cleaned["facts"]):
+        raise InvalidArgument(f"{where}", "needs some text: title, subtitle, narrative, facts or text")
+    epoch, iso = timestamps(obs.created_at_epoch, obs.created_at)
+    values = (
+        session, project, text or None, kind, title, subtitle, to_json_list(cleaned["facts"]), narrative,
+        to_json_list(cleaned["concepts"]), to_json_list(cleaned["files_read"]),
+        to_json_list(cleaned["files_modified"]), obs.prompt_number or None, obs.discovery_tokens, iso, epoch,
+        content_hash(session, title, narrative), external_id or None,
+        int(has_cjk(everything)),
+    )
+    return PreparedObservation(values, list(obs.tool_use_ids))
+
+
+def _existing_observations(conn: sqlite3.Connection, items: Sequence[PreparedObservation]) -> tuple[dict, dict]:
+    """(external_id -> id, (memory_session_id, content_hash) -> id) of rows already stored."""
+    externals = [p.external_id for p in items if p.external_id]
+    by_external: dict[str, int] = {}
+    for start in range(0, len(externals), 500):
+        chunk = externals[start : start + 500]
+        sql = f"SELECT id, external_id FROM observations WHERE external_id IN ({', '.join('?' for _ in chunk)})"
+        by_external.update({r["external_id"]: r["id"] for r in conn.execute(sql, chunk)})
+    hashes: dict[str, list[str]] = {}
+    for p in items:
+        hashes.setdefault(p.memory_session_id, []).append(p.content_hash)
+    by_hash: dict[tuple[str, str], int] = {}
+    for session, values in hashes.items():
+        for start in range(0, len(values), 500):
+            chunk = values[start : start + 500]
+            sql = (f"SELECT id, content_hash FROM observations WHERE memory_session_id = ? AND content_hash IN "
+                   f"({', '.join('?' for _ in chunk)})")
+            by_hash.update({(session, r["content_hash"]): r["id"] for r in conn.execute(sql, [session, *chunk])})
+    return by_external, by_hash
+
+
+def check_tool_uses_exist(conn: sqlite3.Connection, ids: Sequence[int], field: str) -> None:
+    wanted = sorted(set(ids))
+    if not wanted:
+        return
+    found = {r[0] for r in conn.execute(
+        f"SELECT id FROM tool_uses WHERE id IN ({', '.join('?' for _ in wanted)})", wanted)}
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise InvalidArgument(field, f"unknown tool use id {missing[0]}; record the tool use first")
+
+
+def insert_observations(conn: sqlite3.Connection, items: Sequence[PreparedObservation],
+                        where: str = "observations") -> tuple[list[int], list[bool]]:
+    """Insert what is new; duplicates (external id or session + content hash) map to existing ids."""
+    for i, item in enumerate(items):
+        check_tool_uses_exist(conn, item.tool_use_ids, f"{where}[{i}].tool_use_ids")
+    ensure_memory_sessions(conn, {p.memory_session_id: (p.project, p.epoch) for p in items})
+    by_external, by_hash = _existing_observations(conn, items)
+    ids: list[int | None] = []
+    created: list[bool] = []
+    fresh: list[PreparedObservation] = []
+    pending: dict[object, int] = {}  # in-batch duplicates point at the first occurrence's slot
+    for item in items:
+        known = by_external.get(item.external_id) if item.external_id else None
+        key = (item.memory_session_id, item.content_hash)
+        known = known or by_hash.get(key)
+        if known:
+            ids.append(known)
+            created.append(False)
+            continue
+        twin = pending.get(key) or (pending.get(("ext", item.external_id)) if item.external_id else None)
+        if twin is not None:
+            ids.append(-twin)
+            created.append(False)
+            continue
+        fresh.append(item)
+        slot = len(fresh)
+        pending[key] = slot
+        if item.external_id:
+            pending[("ext", item.external_id)] = slot
+        ids.append(-slot)
+        created.append(True)
+    if fresh:
+        before = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
+        conn.execute(_STAGE_CREATE)
+        conn.executemany(_STAGE_INSERT, [p.values for p in fresh])
+        conn.execute(_OBS_INSERT)
+        conn.execute("DELETE FROM temp.stage_observations")
+        new_ids = [r[0] for r in conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY id", (before,))]
+        ids = [new_ids[-i - 1] if i is not None and i < 0 else i for i in ids]
+        links = [(new_ids[n], t) for n, p in enumerate(fresh) for t in dict.fromkeys(p.tool_use_ids)]
+        if links:
+            conn.executemany("INSERT OR IGNORE INTO observation_tool_uses(observation_id, tool_use_id) VALUES (?, ?)",
+                             links)
+    return [int(i) for i in ids], created
+
+
+# ---------------------------------------------------------------------------- summaries
+
+_SUM_COLUMNS = ("memory_session_id", "project", "request", "investigated", "learned", "completed", "next_steps",
+                "files_read", "files_edited", "notes", "prompt_number", "discovery_tokens", "created_at",
+                "created_at_epoch", "external_id", "has_cjk")
+
+
+def prepare_summary(summary: common_pb2.Summary, where: str) -> tuple:
+    validate.identifier(f"{where}.memory_session_id", summary.memory_session_id)
+    validate.project(f"{where}.project", summary.project)
+    validate.identifier(f"{where}.external_id", summary.external_id, needed=False)
+    validate.non_negative(f"{where}.prompt_number", summary.prompt_number)
+    validate.non_negative(f"{where}.discovery_tokens", summary.discovery_tokens)
+    validate.non_negative(f"{where}.created_at_epoch", summary.created_at_epoch)
+    texts = [_clean_field(f"{where}.{name}", getattr(summary, name))
+             for name in ("request", "investigated", "learned", "completed", "next_steps")]
+    notes = _clean_field(f"{where}.notes", summary.notes)
+    if not any(texts) and not notes:
+        raise InvalidArgument(where, "needs some text: request, investigated, learned, completed, next_steps or notes")
+    epoch, iso = timestamps(summary.created_at_epoch, summary.created_at)
+    return (summary.memory_session_id, summary.project, *texts,
+            to_json_list(_clean_list(f"{where}.files_read", summary.files_read)),
+            to_json_list(_clean_list(f"{where}.files_edited", summary.files_edited)), notes,
+            summary.prompt_number or None, summary.discovery_tokens, iso, epoch, summary.external_id or None,
+            int(has_cjk(*texts, notes)))
+
+
+def insert_summary(conn: sqlite3.Connection, values: tuple, *, dedupe_on_time: bool = False) -> tuple[int, bool]:
+    external_id = values[14]
+    if external_id:
+        known = conn.execute("SELECT id FROM session_summaries WHERE external_id = ?", (external_id,)).fetchone()
+        if known:
+            return known["id"], False
+    if dedupe_on_time:
+        known = conn.execute("SELECT id FROM session_summaries WHERE memory_session_id = ? AND created_at_epoch = ?",
+                             (values[0], values[13])).fetchone()
+        if known:
+            return known["id"], False
+    ensure_memory_sessions(conn, {values[0]: (values[1], values[13])})
+    cursor = conn.execute(
+        f"INSERT INTO session_summaries({', '.join(_SUM_COLUMNS)}) VALUES ({', '.join('?' for _ in _SUM_COLUMNS)})",
+        values)
+    return cursor.lastrowid, True
+
+
+# ---------------------------------------------------------------------------- tool uses
+
+TOOL_USE_SELECT = ("SELECT t.*, ss.memory_session_id AS memory_session_id, ss.project AS project FROM tool_uses t "
+                   "LEFT JOIN sdk_sessions ss ON ss.id = t.session_db_id")
+
+
+def tool_use_message(conn: sqlite3.Connection, row_id: int) -> common_pb2.ToolUse:
+    row = conn.execute(f"{TOOL_USE_SELECT} WHERE t.id = ?", (row_id,)).fetchone()
+    links = [r[0] for r in conn.execute(
+        "SELECT observation_id FROM observation_tool_uses WHERE tool_use_id = ? ORDER BY observation_id", (row_id,))]
+    return convert.tool_use_pb(row, links)
+
+
+def insert_tool_use(conn: sqlite3.Connection, tool: common_pb2.ToolUse, cap: int, where: str = "tool_use",
+                    *, dedupe_on_time: bool = False) -> tuple[int, bool]:
+    validate.identifier(f"{where}.content_session_id", tool.content_session_id)
+    validate.identifier(f"{where}.tool_name", tool.tool_name)
+    validate.identifier(f"{where}.tool_use_id", tool.tool_use_id, needed=False)
+    validate.project(f"{where}.project", tool.project, needed=False)
+    validate.max_chars(f"{where}.cwd", tool.cwd, 4096)
+    validate.non_negative(f"{where}.prompt_number", tool.prompt_number)
+    validate.non_negative(f"{where}.created_at_epoch", tool.created_at_epoch)
+    tool_input, input_cut, input_size = cap_bytes(clean(tool.tool_input), cap)
+    response, response_cut, response_size = cap_bytes(clean(tool.tool_response), cap)
+    epoch, iso = timestamps(tool.created_at_epoch, tool.created_at)
+    if tool.tool_use_id:
+        known = conn.execute("SELECT id FROM tool_uses WHERE content_session_id = ? AND tool_use_id = ?",
+                             (tool.content_session_id, tool.tool_use_id)).fetchone()
+        if known:
+            return known["id"], False
+    elif dedupe_on_time:
+        known = conn.execute("SELECT id FROM tool_uses WHERE content_session_id = ? AND created_at_epoch = ? AND "
+                             "tool_name = ?", (tool.content_session_id, epoch, tool.tool_name)).fetchone()
+        if known:
+            return known["id"], False
+    observation_ids = sorted(set(tool.observation_ids))
+    if observation_ids:
+        found = {r[0] for r in conn.execute(
+            f"SELECT id FROM observations WHERE id IN ({', '.join('?' for _ in observation_ids)})", observation_ids)}
+        missing = [i for i in observation_ids if i not in found]
+        if missing:
+            raise InvalidArgument(f"{where}.observation_ids", f"unknown observation id {missing[0]}")
+    session = session_for_write(conn, tool.content_session_id, "", tool.project, f"{where}.")
+    cursor = conn.execute(
+        "INSERT INTO tool_uses(session_db_id, content_session_id, tool_use_id, tool_name, tool_input, tool_response, "
+        "input_truncated, response_truncated, input_size, response_size, cwd, prompt_number, created_at, "
+        "created_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (session["id"], tool.content_session_id, tool.tool_use_id or None, tool.tool_name, tool_input, response,
+         int(input_cut), int(response_cut), input_size, response_size, tool.cwd or None,
+         tool.prompt_number or None, iso, epoch))
+    conn.executemany("INSERT OR IGNORE INTO observation_tool_uses(observation_id, tool_use_id) VALUES (?, ?)",
+                     [(o, cursor.lastrowid) for o in observation_ids])
+    return cursor.lastrowid, True
+
+
+def require_row(row: sqlite3.Row | None, what: str) -> sqlite3.Row:
+    if row is None:
+        raise NotFound(f"{what} not found")
+    return row

@@ -1,0 +1,57 @@
+"""A local HTTP server that answers like Anthropic's Messages API (POST /v1/messages).
+
+Tests give it a `responder(request_json) -> str` that decides the reply text; every
+request is recorded in `requests` so tests can check what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+class FakeAnthropic:
+    def __init__(self, responder: Callable[[dict], str]):
+        self.responder = responder
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                fake.requests.append(body)
+                if not self.path.startswith("/v1/messages"):
+                    self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                    return
+                text = fake.responder(body)
+                self._send(200, {
+                    "id": f"msg_fake_{len(fake.requests)}", "type": "message", "role": "assistant",
+                    "model": body.get("model", "fake"), "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn", "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": max(1, len(text) // 4)},
+                })
+
+            def _send(self, status: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeAnthropic":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,173 @@
+"""Helpers shared by the gateway tests: spawn `mnemo mcp` with the SDK's stdio client,
+and a fault-injecting SearchService (the one place a fake backend is allowed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+from mnemo.config import Settings
+from mnemo.grpc_server import build_server
+from mnemo.v1 import search_pb2, search_pb2_grpc
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+GATEWAY_ARGV = [sys.executable, "-m", "mnemo.cli", "mcp"]
+
+
+def gateway_env(settings: Settings, **extra: str) -> dict[str, str]:
+    from tests.conftest import subprocess_env
+
+    env = subprocess_env(settings, **extra)
+    env.setdefault("MNEMO_LOG_FILE", str(settings.logs_dir / "gateway.log"))
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+@asynccontextmanager
+async def mcp_session(env: dict[str, str]) -> AsyncIterator:
+    """An initialized SDK ClientSession talking to a freshly spawned gateway."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=GATEWAY_ARGV[0], args=GATEWAY_ARGV[1:], env=env, cwd=str(REPO_ROOT))
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def result_text(result) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+class FaultySearch(search_pb2_grpc.SearchServiceServicer):
+    """Answers capabilities; Search sleeps `delay_s` (past the caller's deadline) and counts runs."""
+
+    def __init__(self, delay_s: float = 2.0, capabilities: tuple[str, ...] = ("search",),
+                 prime_quiet_s: float = 0.0, prime_steps: int = 3, prime_step_s: float = 0.05):
+        self.delay_s = delay_s
+        self.capabilities = capabilities
+        self.search_calls = 0
+        self.finished = threading.Event()
+        self._lock = threading.Lock()
+        self.prime_quiet_s = prime_quiet_s
+        self.prime_steps = prime_steps
+        self.prime_step_s = prime_step_s
+        self.prime_started = threading.Event()
+        self.prime_cancelled = threading.Event()
+        self.prime_calls = 0
+
+    def GetCapabilities(self, request, context):
+        return search_pb2.GetCapabilitiesResponse(capabilities=list(self.capabilities))
+
+    def Search(self, request, context):
+        with self._lock:
+            self.search_calls += 1
+        time.sleep(self.delay_s)
+        self.finished.set()
+        return search_pb2.SearchReply(text="too late")
+
+
+    def PrimeCorpus(self, request, context):
+        """A slow job: silent for prime_quiet_s, then prime_steps events; stops when the caller cancels."""
+        with self._lock:
+            self.prime_calls += 1
+        self.prime_started.set()
+        if not self._idle(context, self.prime_quiet_s):
+            return
+        total = self.prime_steps
+        for done in range(1, total + 1):
+            yield search_pb2.PrimeEvent(phase="embed", done=done, total=total, message=f"chunk {done}/{total}")
+            if not self._idle(context, self.prime_step_s):
+                return
+        yield search_pb2.PrimeEvent(phase="done", done=total, total=total, final=True,
+                                    result_text=f"Corpus {request.name} primed: {total} chunks.")
+
+    def _idle(self, context, seconds: float) -> bool:
+        """Wait like a busy job would; False (and prime_cancelled set) once the caller went away."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if not context.is_active():
+                self.prime_cancelled.set()
+                return False
+            time.sleep(0.02)
+        if not context.is_active():
+            self.prime_cancelled.set()
+            return False
+        return True
+
+    ReprimeCorpus = PrimeCorpus
+
+
+def start_fake_search(servicer: FaultySearch, address: str):
+    """A real gRPC server (health included) serving the fake; returns the ServerHandle."""
+
+    def register(server):
+        search_pb2_grpc.add_SearchServiceServicer_to_server(servicer, server)
+        return [search_pb2.DESCRIPTOR.services_by_name["SearchService"].full_name]
+
+    return build_server(address, register)
+
+
+class RawClient:
+    """A bare JSON-RPC client over the gateway's pipes that keeps every stdout line it read,
+    so a test can check that stdout carried JSON-RPC frames and nothing else."""
+
+    def __init__(self, env: dict[str, str]):
+        import subprocess
+
+        self.proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+        self.lines: list[bytes] = []
+        self._next_id = 0
+
+    def send(self, method: str, params: dict | None = None, *, notify: bool = False) -> dict | None:
+        import json
+
+        frame: dict = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            frame["params"] = params
+        if not notify:
+            self._next_id += 1
+            frame["id"] = self._next_id
+        self.proc.stdin.write((json.dumps(frame) + "\n").encode())
+        self.proc.stdin.flush()
+        if notify:
+            return None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise EOFError("the gateway closed stdout")
+            self.lines.append(line)
+            message = json.loads(line)
+            if message.get("id") == frame["id"]:
+                return message
+
+    def initialize(self) -> dict:
+        reply = self.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                         "clientInfo": {"name": "raw", "version": "0"}})
+        self.send("notifications/initialized", notify=True)
+        return reply
+
+    def close(self) -> int:
+        """Close stdin, read what is left, and return the exit code."""
+        self.proc.stdin.close()
+        self.lines.extend(self.proc.stdout.read().splitlines(keepends=True))
+        code = self.proc.wait(15)
+        self.proc.stdout.close()
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if not pipe.closed:
+                pipe.close()

@@ -1,0 +1,81 @@
+"""SearchClient against real gRPC servers: retry only on refused, never after the service saw the call."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from gateway.client import SearchClient
+from mnemo.config import with_overrides
+from mnemo.errors import DeadlineExceeded, Unavailable
+from mnemo.v1 import search_pb2
+from tests.service.gateway.mcp_support import FaultySearch, start_fake_search
+
+pytestmark = pytest.mark.service
+
+
+def test_refused_call_starts_the_stack_and_is_retried_once(settings):
+    servicer = FaultySearch(delay_s=0.0)
+    handles = []
+    starts = []
+
+    def start_stack(s, timeout):
+        starts.append(timeout)
+        handles.append(start_fake_search(servicer, s.address("search")))
+        return True
+
+    restarted = threading.Event()
+    client = SearchClient(settings, start_stack=start_stack, on_restart=restarted.set)
+
+    async def scenario():
+        try:
+            return await client.call("Search", search_pb2.SearchRequest(query="x"))
+        finally:
+            await client.close()
+
+    try:
+        reply = asyncio.run(scenario())
+    finally:
+        for handle in handles:
+            handle.stop(0)
+    assert reply.text == "too late"
+    assert len(starts) == 1 and servicer.search_calls == 1 and restarted.is_set()
+    assert client.restarts == 1
+
+
+def test_refused_twice_reports_unavailable_after_one_retry(settings):
+    starts = []
+    client = SearchClient(settings, start_stack=lambda s, t: starts.append(t) or False)
+
+    async def scenario():
+        try:
+            await client.call("Search", search_pb2.SearchRequest(query="x"))
+        finally:
+            await client.close()
+
+    with pytest.raises(Unavailable):
+        asyncio.run(scenario())
+    assert len(starts) == 1
+
+
+def test_deadline_in_the_service_is_not_retried(settings):
+    servicer = FaultySearch(delay_s=1.0)
+    handle = start_fake_search(servicer, settings.address("search"))
+    starts = []
+    client = SearchClient(with_overrides(settings, rpc_timeout_s=0.3), start_stack=lambda s, t: starts.append(t))
+
+    async def scenario():
+        try:
+            await client.call("Search", search_pb2.SearchRequest(query="x"))
+        finally:
+            await client.close()
+
+    try:
+        with pytest.raises(DeadlineExceeded):
+            asyncio.run(scenario())
+        assert servicer.finished.wait(5.0)
+    finally:
+        handle.stop(0)
+    assert servicer.search_calls == 1 and starts == []

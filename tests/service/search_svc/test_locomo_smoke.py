@@ -1,0 +1,40 @@
+"""A small LoCoMo run through the public API: the retrieval protocol of bench/locomo.py on
+the first sessions of one conversation. Skips where ../shared/data/locomo is absent."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from tests.conftest import LOCOMO_DIR, REPO_ROOT
+
+pytestmark = [pytest.mark.service, pytest.mark.chroma, pytest.mark.slow]
+
+SAMPLE, SESSIONS = "conv-30", 3
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_locomo", REPO_ROOT / "bench" / "locomo.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not (LOCOMO_DIR / "locomo-dev.json").is_file(), reason="LoCoMo data absent")
+def test_hybrid_search_finds_evidence_for_locomo_questions(settings):
+    bench = load_bench()
+    dev = bench.load_dev(LOCOMO_DIR)
+    corrections, _ = bench.audit_corrections(dev, LOCOMO_DIR)
+    conv = next(c for c in dev if c["sample_id"] == SAMPLE)
+    stack = bench.Stack(settings.embedder, settings=settings)
+    try:
+        results, questions, _ = bench.run(stack, [conv], corrections, max_sessions=SESSIONS)
+    finally:
+        stack.close()
+    assert len(questions) >= 10
+    lexical, hybrid = results["lexical"]["1-4"], results["hybrid"]["1-4"]
+    assert hybrid.recall(5) >= 0.4
+    assert hybrid.recall(10) >= lexical.recall(10) - 0.1

@@ -1,0 +1,150 @@
+"""The deterministic observer: one rule per tool, read bursts merged, outcomes of shell commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.capture.observer import ToolEvent, command_kind, merge_reads, observe, shell_outcome
+
+pytestmark = pytest.mark.unit
+
+CWD = "/home/dev/acme-shop"
+
+
+def one(name: str, tool_input, tool_response=None):
+    drafts = observe(ToolEvent(name, tool_input, tool_response, CWD))
+    assert len(drafts) == 1
+    return drafts[0]
+
+
+def test_edit_is_a_change_with_the_file_modified_relative_to_cwd():
+    d = one("Edit", {"file_path": f"{CWD}/src/shop/pricing.py", "old_string": "return price",
+                     "new_string": "return price.quantize(CENT)"})
+    assert d.type == "change"
+    assert d.title == "Edited src/shop/pricing.py"
+    assert d.files_modified == ["src/shop/pricing.py"] and d.files_read == []
+    assert "In src/shop/pricing.py: `return price` became `return price.quantize(CENT)`" in d.facts
+    assert {"python", "what-changed"} <= set(d.concepts)
+
+
+def test_write_multiedit_and_notebook_edit_are_changes():
+    w = one("Write", {"file_path": f"{CWD}/docs/setup.md", "content": "# Setup\nRun make.\n"})
+    assert (w.type, w.title, w.files_modified) == ("change", "Wrote docs/setup.md", ["docs/setup.md"])
+    assert "docs" in w.concepts and "docs/setup.md now has 2 lines" in w.facts
+    m = one("MultiEdit", {"file_path": f"{CWD}/pyproject.toml",
+                          "edits": [{"old_string": "a = 1", "new_string": "a = 2"}, {"old_string": "b", "new_string": "c"}]})
+    assert m.title == "Edited pyproject.toml (2 edits)" and len(m.facts) == 2 and "config" in m.concepts
+    n = one("NotebookEdit", {"notebook_path": f"{CWD}/eda.ipynb", "new_source": "df.head()", "edit_mode": "insert"})
+    assert n.type == "change" and n.files_modified == ["eda.ipynb"]
+
+
+def test_read_burst_is_one_discovery_listing_every_file_and_search():
+    events = [
+        ToolEvent("Grep", {"pattern": "def apply_discount", "path": f"{CWD}/src"},
+                  {"filenames": [f"{CWD}/src/shop/pricing.py"], "numFiles": 1}, CWD),
+        ToolEvent("Read", {"file_path": f"{CWD}/src/shop/pricing.py"}, {"type": "text"}, CWD),
+        ToolEvent("Read", {"file_path": f"{CWD}/tests/test_pricing.py", "offset": 10, "limit": 20}, {}, CWD),
+        ToolEvent("Glob", {"pattern": "**/*.toml"}, {"filenames": [f"{CWD}/pyproject.toml"]}, CWD),
+        ToolEvent("LS", {"path": f"{CWD}/src"}, "- shop/", CWD),
+    ]
+    d = merge_reads(events)
+    assert d.type == "discovery"
+    assert d.files_read == ["src/shop/pricing.py", "tests/test_pricing.py"]
+    assert d.files_modified == []
+    assert "Searched for `def apply_discount` in src: 1 file matched" in d.facts
+    assert "Read tests/test_pricing.py (lines 10-30)" in d.facts
+    assert "Listed files matching `**/*.toml`: 1 file" in d.facts
+    assert "Listed directory src" in d.facts
+    assert {"python", "testing", "how-it-works"} <= set(d.concepts)
+    assert merge_reads(events) == d  # deterministic: a replay dedupes on the same content
+
+
+def test_a_single_read_gets_a_plain_title():
+    d = merge_reads([ToolEvent("Read", {"file_path": f"{CWD}/README.md"}, {}, CWD)])
+    assert d.title == "Read README.md" and d.files_read == ["README.md"] and "docs" in d.concepts
+
+
+PYTEST_FAIL = ("tests/test_pricing.py F..\nE       AssertionError: assert 17.991 == 17.99\n"
+               "FAILED tests/test_pricing.py::test_discount_rounding - AssertionError\n"
+               "========================= 1 failed, 2 passed in 0.06s ==========================")
+
+
+def test_failing_test_run_is_a_bugfix_candidate_with_the_error():
+    d = one("Bash", {"command": "python -m pytest tests -q", "description": "Run tests"},
+            {"stdout": PYTEST_FAIL, "stderr": "", "interrupted": False})
+    assert d.type == "bugfix"
+    assert d.title == "Tests failed: python -m pytest tests -q"
+    assert "1 failed, 2 passed in 0.06s" in d.facts
+    assert any("AssertionError" in f for f in d.facts)
+    assert "testing" in d.concepts and "problem-solution" in d.concepts
+
+
+def test_passing_test_run_and_other_commands():
+    ok = one("Bash", {"command": "pytest -q"}, {"stdout": "===== 3 passed in 0.04s =====", "stderr": ""})
+    assert ok.type == "discovery" and ok.title == "Tests passed: pytest -q" and "3 passed in 0.04s" in ok.facts
+    commit = one("Bash", {"command": "git commit -m 'Fix rounding'"}, {"stdout": "[main 1a2b3c] Fix rounding"})
+    assert commit.type == "change" and commit.title.startswith("git commit")
+    status = one("Bash", {"command": "git status"}, {"stdout": "On branch main"})
+    assert status.type == "discovery"
+    failed = one("Bash", {"command": "make build"}, {"stdout": "", "stderr": "make: *** [all] Error 2", "exit_code": 2})
+    assert failed.type == "bugfix" and "Exit code 2" in failed.facts
+
+
+@pytest.mark.parametrize("response, failed, counts", [
+    ({"stdout": "ok  \tgithub.com/acme/shop\t0.01s"}, False, "ok  \tgithub.com/acme/shop\t0.01s"),
+    ({"stdout": "--- FAIL: TestDiscount\nFAIL\tgithub.com/acme/shop\t0.02s"}, True, "FAIL\tgithub.com/acme/shop\t0.02s"),
+    ({"stdout": "test result: FAILED. 3 passed; 1 failed; 0 ignored"}, True, "test result: FAILED. 3 passed; 1 failed; 0 ignored"),
+    ({"stdout": "Tests:       1 failed, 4 passed, 5 total"}, True, "Tests:       1 failed, 4 passed, 5 total"),
+    ("Exit code 1\nTraceback (most recent call last):\nValueError: boom", True, ""),
+    ({"stdout": "done", "stderr": "", "exitCode": 0}, False, ""),
+    ({"stdout": "partial", "interrupted": True}, True, ""),
+])
+def test_shell_outcome_reads_every_host_shape(response, failed, counts):
+    outcome = shell_outcome(response)
+    assert outcome.failed is failed
+    assert outcome.counts == counts
+
+
+@pytest.mark.parametrize("command, kind", [
+    ("npm test", "test"), ("go test ./...", "test"), ("cargo test", "test"), ("python -m pytest -x", "test"),
+    ("make test", "test"), ("git log -3", "vcs"), ("cargo build --release", "build"), ("ls -la", "inspect"),
+    ("./deploy.sh", "other"),
+])
+def test_command_kinds(command, kind):
+    assert command_kind(command) == kind
+
+
+def test_secrets_in_tool_output_are_masked():
+    d = one("Bash", {"command": "grep TOKEN .env"},
+            {"stdout": "GITHUB_TOKEN=ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\nAPI_KEY=sk-ant-api03-abcdefghijklmnop1234",
+             "stderr": ""})
+    text = " ".join([d.title, d.subtitle, d.narrative, *d.facts])
+    assert "ghp_A1b2" not in text and "sk-ant-api03" not in text
+    assert "[REDACTED]" in d.narrative
+
+
+def test_web_subagent_and_mcp_tools():
+    fetch = one("WebFetch", {"url": "https://docs.python.org/3/library/decimal.html", "prompt": "How does quantize round?"},
+                {"result": "quantize uses the context rounding unless given one."})
+    assert fetch.type == "discovery" and "Fetched https://docs.python.org/3/library/decimal.html" in fetch.facts
+    search = one("WebSearch", {"query": "python decimal ROUND_HALF_UP"}, {"results": []})
+    assert search.title == "Searched the web: python decimal ROUND_HALF_UP"
+    task = one("Task", {"description": "Find every caller of apply_discount", "prompt": "List callers.",
+                        "subagent_type": "Explore"}, {"content": [{"type": "text", "text": "cart.py and checkout.py"}]})
+    assert task.type == "discovery" and task.title == "Sub-agent: Find every caller of apply_discount"
+    assert "Result: cart.py and checkout.py" in task.facts
+    decision = one("Agent", {"description": "Decide between Decimal and integer cents", "prompt": "Recommend one."}, "")
+    assert decision.type == "decision"
+    mcp = one("mcp__github__create_issue", {"title": "Rounding bug", "body": "…"}, {"number": 12})
+    assert mcp.type == "discovery" and mcp.title == "Used create_issue (github)" and "mcp" in mcp.concepts
+    assert "title = Rounding bug" in mcp.facts
+
+
+def test_private_regions_in_inputs_never_reach_an_observation():
+    d = one("Write", {"file_path": f"{CWD}/notes.md", "content": "public <PRIVATE>hunter2</PRIVATE> part"})
+    assert "hunter2" not in d.narrative
+
+
+def test_non_dict_input_and_empty_values_do_not_crash():
+    assert one("Bash", "ls", None).type in ("discovery", "change")
+    assert one("SomethingNew", None, None).title == "Used SomethingNew"

@@ -1,0 +1,51 @@
+"""Progress relay: values strictly increase, heartbeats never pass the total, the final one reaches it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gateway.handlers import _Progress
+
+pytestmark = pytest.mark.unit
+
+
+def test_values_increase_and_heartbeats_stay_below_the_next_step():
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    async def send(value, total, message):
+        sent.append((value, total, message))
+
+    async def scenario():
+        progress = _Progress(send)
+        await progress.report(0, None, "load")          # nothing done yet, total unknown
+        await progress.report(0, None, "heartbeat")
+        await progress.report(1, 4, "chunk 1/4")
+        await progress.report(1, 4, "heartbeat")
+        await progress.report(1, 4, "heartbeat")
+        await progress.report(4, 4, "chunk 4/4")
+        await progress.report(4, 4, "heartbeat")        # no room left: stays at the total
+        await progress.finish(4, "done")                 # already there: nothing more is sent
+
+    asyncio.run(scenario())
+    values = [v for v, _, _ in sent]
+    assert values[:6] == [0.5, 0.75, 1, 1.5, 1.75, 4]
+    assert values[6] == 4 and len(sent) == 7
+    assert all(v <= 4 for v in values)
+
+
+def test_heartbeat_fires_when_the_job_is_silent():
+    sent: list[str | None] = []
+
+    async def send(value, total, message):
+        sent.append(message)
+
+    async def scenario():
+        progress = _Progress(send)
+        beat = asyncio.ensure_future(progress.heartbeat(0.05, started=0.0))
+        await asyncio.sleep(0.28)
+        beat.cancel()
+
+    asyncio.run(scenario())
+    assert len(sent) >= 3 and all(m.startswith("working") for m in sent)

@@ -1,0 +1,77 @@
+"""Rank and score fusion: pure functions over record keys."""
+
+import pytest
+
+from search_svc.fusion import FusionParams, fuse
+
+pytestmark = pytest.mark.unit
+
+
+def keys(fused):
+    return [f.key for f in fused]
+
+
+def test_a_record_found_by_both_lists_outranks_records_found_by_one():
+    lexical = [("a", 9.0), ("b", 5.0), ("c", 1.0)]
+    vector = [("d", 0.1), ("c", 0.2)]
+    assert keys(fuse(lexical, vector))[0] == "c"
+
+
+def test_every_record_of_either_list_appears_once():
+    lexical = [("a", 3.0), ("b", 2.0), ("a", 1.0)]
+    vector = [("b", 0.3), ("x", 0.4), ("x", 0.5)]
+    assert sorted(keys(fuse(lexical, vector))) == ["a", "b", "x"]
+
+
+def test_ranks_are_reported_per_list():
+    fused = {f.key: f for f in fuse([("a", 2.0), ("b", 1.0)], [("b", 0.2)])}
+    assert (fused["a"].lexical_rank, fused["a"].vector_rank) == (1, None)
+    assert (fused["b"].lexical_rank, fused["b"].vector_rank) == (2, 1)
+
+
+def test_weights_shift_the_ranking_towards_one_list():
+    lexical = [("lex", 5.0)]
+    vector = [("vec", 0.1)]
+    assert keys(fuse(lexical, vector, FusionParams(lexical_weight=2.0)))[0] == "lex"
+    assert keys(fuse(lexical, vector, FusionParams(vector_weight=2.0)))[0] == "vec"
+
+
+def test_ties_are_broken_deterministically():
+    first = keys(fuse([("b", 1.0)], [("a", 0.5)]))
+    second = keys(fuse([("b", 1.0)], [("a", 0.5)]))
+    assert first == second and len(first) == 2
+
+
+def test_score_fusion_normalises_both_scales():
+    lexical = [("a", 30.0), ("b", 15.0)]
+    vector = [("b", 0.1), ("c", 0.9)]
+    fused = {f.key: f.score for f in fuse(lexical, vector, FusionParams(method="score"))}
+    assert fused["a"] == pytest.approx(1.0)
+    assert fused["b"] == pytest.approx(1.5)
+    assert fused["c"] == pytest.approx(0.0)
+
+
+def test_empty_lists_fuse_to_nothing():
+    assert fuse([], []) == []
+
+
+def test_an_unknown_method_is_refused():
+    with pytest.raises(ValueError):
+        fuse([("a", 1.0)], [], FusionParams(method="magic"))
+
+
+def test_zscore_fusion_lets_an_outlier_of_one_list_beat_the_top_of_an_even_list():
+    lexical = [("rare", 9.0)] + [(f"l{i}", 1.0) for i in range(9)]
+    vector = [(f"v{i}", 0.30 + 0.01 * i) for i in range(5)] + [("rare", 0.35)] + \
+             [(f"w{i}", 0.36 + 0.01 * i) for i in range(4)]
+    assert keys(fuse(lexical, vector, FusionParams(method="zscore")))[0] == "rare"
+    assert keys(fuse(lexical, vector, FusionParams(method="rrf")))[0] == "rare"
+
+
+def test_zscore_pads_a_short_lexical_list_so_a_single_hit_stands_out():
+    lexical = [("only", 3.0)]
+    vector = [("near", 0.1), ("mid", 0.5), ("far", 0.9)]
+    padded = fuse(lexical, vector, FusionParams(method="zscore"), lexical_depth=100)
+    assert keys(padded)[0] == "only"
+    unpadded = {f.key: f.score for f in fuse(lexical, vector, FusionParams(method="zscore"))}
+    assert unpadded["only"] == 0.0  # one value alone has no spread: the padding is what carries the signal

@@ -1,0 +1,58 @@
+"""Request validation: bounds and enums are refused with the field named."""
+
+import pytest
+
+from mnemo.errors import InvalidArgument
+from mnemo.v1 import common_pb2, search_pb2
+from search_svc.details import parse_anchor
+from search_svc.requests import restricting_operators, search_args, semantic_text
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"limit": 101}, "limit"), ({"limit": -1}, "limit"), ({"offset": -1}, "offset"),
+    ({"categories": ["notes"]}, "categories"), ({"order_by": "newest"}, "order_by"),
+    ({"date_start": "yesterday"}, "date_start"), ({"date_end": "2026-13-01"}, "date_end"),
+    ({"query": "x" * 10_001}, "query"), ({"date_start": "2026-02-01", "date_end": "2026-01-01"}, "date_start"),
+])
+def test_bad_arguments_name_their_field(fields, field):
+    with pytest.raises(InvalidArgument) as err:
+        search_args(search_pb2.SearchRequest(**fields))
+    assert err.value.field == field
+
+
+def test_defaults_and_lists():
+    args = search_args(search_pb2.SearchRequest(query="q", categories=["observations,prompts"],
+                                                obs_types=["bugfix, feature"], date_end="2026-01-15"))
+    assert args.limit == 20 and args.offset == 0 and args.order == common_pb2.ORDER_RELEVANCE
+    assert list(args.filters.kinds) == [common_pb2.DOC_KIND_OBSERVATION, common_pb2.DOC_KIND_PROMPT]
+    assert list(args.filters.obs_types) == ["bugfix", "feature"]
+    assert args.filters.date_end_epoch == 1768521599999  # the whole day is included
+
+
+def test_limit_bounds_are_inclusive():
+    assert search_args(search_pb2.SearchRequest(limit=1)).limit == 1
+    assert search_args(search_pb2.SearchRequest(limit=100)).limit == 100
+
+
+@pytest.mark.parametrize("text, kind, rid", [("123", 1, 123), ("#123", 1, 123), ("S12", 2, 12), ("#S12", 2, 12),
+                                             ("P7", 3, 7)])
+def test_anchors_name_records(text, kind, rid):
+    assert parse_anchor(text) == common_pb2.Ref(kind=kind, id=rid)
+
+
+def test_a_timestamp_anchor_is_epoch_ms_and_garbage_is_refused():
+    assert parse_anchor("2026-01-15T14:00:00Z") == 1768485600000
+    with pytest.raises(InvalidArgument) as err:
+        parse_anchor("last tuesday")
+    assert err.value.field == "anchor"
+
+
+def test_restricting_operators_are_detected_only_where_they_are_syntax():
+    assert restricting_operators('login NOT oauth') == ["NOT"]
+    assert restricting_operators('login -oauth') == ["NOT"]
+    assert restricting_operators('"redirect loop"') == ['"phrase"']
+    assert restricting_operators("login-flow OR auth*") == []
+    assert semantic_text("login OR auth*", operators=True) == "login auth"
+    assert semantic_text("login OR auth*", operators=False) == "login OR auth*"

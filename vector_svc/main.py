@@ -1,0 +1,72 @@
+"""Composition root of vector_svc, and the `mnemo reindex` command."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Callable
+
+from mnemo.config import Settings
+from mnemo.errors import Unavailable
+from mnemo.grpc_client import connect
+from mnemo.grpc_server import ServerHandle, build_server
+from mnemo.logs import get_logger
+from mnemo.v1 import store_pb2_grpc, vector_pb2, vector_pb2_grpc
+from vector_svc.corpus import Corpora
+from vector_svc.embedders import make_embedder
+from vector_svc.follower import Follower
+from vector_svc.index import ChromaConnection, VectorIndex
+from vector_svc.servicer import VectorServicer
+
+log = get_logger(__name__)
+
+SERVICE_NAME = "mnemo.v1.VectorService"
+REINDEX_TIMEOUT_S = 6 * 3600.0  # a rebuild embeds the whole store; it may take a while
+
+
+def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], None]]:
+    """Build the index, start serving, start following the store. Returns (handle, on_stop)."""
+    embedder = make_embedder(settings.embedder, settings.embed_delay_ms)
+    connection = ChromaConnection(settings)
+    index = VectorIndex(connection, embedder)
+    store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
+    follower = Follower(index, store, settings.vector_poll_ms)
+    servicer = VectorServicer(index, follower, Corpora(connection, embedder))
+
+    def register(server):
+        vector_pb2_grpc.add_VectorServiceServicer_to_server(servicer, server)
+        return [SERVICE_NAME]
+
+    handle = build_server(
+        listen, register, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token
+    )
+    follower.start()
+    log.info("vector_ready", model=embedder.model, backend=connection.backend)
+
+    def on_stop() -> None:
+        follower.stop()
+        store.close()
+        connection.close()
+
+    return handle, on_stop
+
+
+def run_reindex(settings: Settings, args: argparse.Namespace) -> int:
+    """`mnemo reindex`: ask the running vector_svc to rebuild its index from the store."""
+    address = settings.address("vector")
+    client = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
+    started = time.monotonic()
+    try:
+        reply = client.Rebuild(vector_pb2.VectorRebuildRequest(), timeout=REINDEX_TIMEOUT_S)
+    except Unavailable as err:
+        raise Unavailable(
+            f"vector_svc is not reachable at {address} ({err.message}); start it with "
+            "`mnemo up` or `mnemo serve vector`, then run `mnemo reindex` again"
+        ) from None
+    finally:
+        client.close()
+    print(
+        f"reindexed: {reply.applied} changes applied, {reply.documents} documents, "
+        f"watermark {reply.watermark}, {time.monotonic() - started:.1f}s"
+    )
+    return 0

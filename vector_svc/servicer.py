@@ -1,0 +1,48 @@
+"""VectorService over gRPC: converts requests, calls the core, converts replies. Nothing else."""
+
+from __future__ import annotations
+
+from mnemo.v1 import vector_pb2, vector_pb2_grpc
+from vector_svc.corpus import Corpora
+from vector_svc.follower import Follower, SyncResult
+from vector_svc.index import VectorIndex
+
+
+def _sync_reply(result: SyncResult) -> vector_pb2.VectorSyncResponse:
+    return vector_pb2.VectorSyncResponse(
+        applied=result.applied, watermark=result.watermark, documents=result.documents
+    )
+
+
+class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
+    def __init__(self, index: VectorIndex, follower: Follower, corpora: Corpora):
+        self.index = index
+        self.follower = follower
+        self.corpora = corpora
+
+    def Query(self, request, context):
+        hits = self.index.query(request.text, request.filters, request.limit)
+        return vector_pb2.VectorQueryResponse(hits=hits)
+
+    def Count(self, request, context):
+        return vector_pb2.VectorCountResponse(count=self.index.count())
+
+    def Status(self, request, context):
+        return self.follower.status()
+
+    def Sync(self, request, context):
+        return _sync_reply(self.follower.sync(request.max_changes))
+
+    def Rebuild(self, request, context):
+        return _sync_reply(self.follower.rebuild())
+
+    def UpsertCorpusDocuments(self, request, context):
+        count = self.corpora.upsert(request.corpus, request.documents, request.reset)
+        return vector_pb2.UpsertCorpusDocumentsResponse(documents=count)
+
+    def QueryCorpus(self, request, context):
+        passages = self.corpora.query(request.corpus, request.text, request.limit)
+        return vector_pb2.QueryCorpusResponse(passages=passages)
+
+    def DropCorpus(self, request, context):
+        return vector_pb2.DropCorpusResponse(dropped=self.corpora.drop(request.corpus))
