@@ -161,7 +161,7 @@ class Stack:
     def __init__(self, embedder: str, home: Path | None = None, settings: Settings | None = None):
         self._own_home = home is None and settings is None
         if settings is None:
-            home = home or Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+            home = home or Path(tempfile.mkdtemp(prefix="locomo-bench-"))
             base = load_settings({"home": str(home)}, environ={})
             ensure_private_dirs(base)
             settings = with_overrides(base, embedder=embedder, vector_poll_ms=200, log_level="warning",
@@ -308,16 +308,20 @@ def run(stack: Stack, convs: list[dict], corrections: dict, max_sessions: int | 
     return {m: score_mode(ranked[m], qs) for m in modes}, qs, dia_of
 
 
-def tune(stack: Stack, qs: list[Question], dia_of: dict, dump: str = "") -> None:
+def tune(stack: Stack, qs: list[Question], dia_of: dict, convs: list[dict], dump: str = "") -> None:
     """Grid-search fusion parameters offline on deep candidate lists (same inputs hybrid() sees)."""
-    from search_svc.fusion import FusionParams, fuse
+    from search_svc.fusion import FusionParams, fuse, with_context
     from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH
 
+    epoch_by_dia = {(c["sample_id"], t.dia_id): t.epoch for c in convs for t in turns(c)}
+    epoch_of = {key: epoch_by_dia.get((key[0], dia), 0) for key, dia in dia_of.items()}
     lists = {(q.sample_id, q.index): (lexical_ids(stack, q, LEXICAL_DEPTH), vector_ids(stack, q, VECTOR_DEPTH))
              for q in qs if q.category in (1, 2, 3, 4)}
     grid = [FusionParams("rrf", k, 1.0, w) for k in (5, 10, 60) for w in (0.5, 0.7, 1.0)]
     grid += [FusionParams("score", 0, 1.0, w) for w in (0.3, 0.5, 0.7, 1.0)]
-    grid += [FusionParams("zscore", 0, 1.0, w) for w in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2)]
+    grid += [FusionParams("zscore", 0, 1.0, w) for w in (0.6, 0.7, 0.8, 0.9, 1.0, 1.2)]
+    grid += [FusionParams("zscore", 0, 1.0, w, c) for w in (0.7, 0.9, 1.1) for c in (0.1, 0.2, 0.3, 0.5)]
+    grid += [FusionParams("rrf", 60, 1.0, 1.0, c) for c in (0.3, 0.5)]
     results = []
     for params in grid:
         s = Scores()
@@ -327,6 +331,8 @@ def tune(stack: Stack, qs: list[Question], dia_of: dict, dump: str = "") -> None
                 continue
             lex, vec = lists[key]
             fused = fuse(lex, vec, params, lexical_depth=LEXICAL_DEPTH)
+            placement = {f.key: (q.sample_id, epoch_of.get((q.sample_id, f.key), 0)) for f in fused}
+            fused = with_context(fused, placement, params)
             s.add([dia_of.get((q.sample_id, f.key), "") for f in fused[:DEPTH]], q.evidence)
         results.append((s.recall(5), s.mrr, params, s))
     results.sort(key=lambda r: (-r[0], -r[1]))
@@ -336,9 +342,9 @@ def tune(stack: Stack, qs: list[Question], dia_of: dict, dump: str = "") -> None
                                [(dia_of.get((key[0], i), ""), d) for i, d in vec]) for key, (lex, vec) in lists.items()},
                         fh)
     print("\nFusion grid (categories 1-4), best first:")
-    print(f"{'method':<7}{'k':>6}{'w_lex':>7}{'w_vec':>7} |  R@1   R@5   R@10  MRR")
+    print(f"{'method':<7}{'k':>6}{'w_lex':>7}{'w_vec':>7}{'w_ctx':>7} |  R@1   R@5   R@10  MRR")
     for r5, mrr, p, s in results[:15]:
-        print(f"{p.method:<7}{p.k:>6g}{p.lexical_weight:>7g}{p.vector_weight:>7g} | "
+        print(f"{p.method:<7}{p.k:>6g}{p.lexical_weight:>7g}{p.vector_weight:>7g}{p.context_weight:>7g} | "
               f"{s.recall(1):.3f} {r5:.3f} {s.recall(10):.3f} {mrr:.3f}")
 
 
@@ -370,7 +376,7 @@ def main(argv=None) -> int:
             print("\nrecall@5 over categories 1-4: " + ", ".join(f"{m} {v:.3f}" for m, v in r5.items())
                   + (f"; hybrid/lexical = {r5['hybrid'] / r5['lexical']:.3f}" if r5.get("lexical") else ""))
         if args.tune:
-            tune(stack, qs, dia_of, args.dump)
+            tune(stack, qs, dia_of, convs, args.dump)
     finally:
         stack.close()
     return 0

@@ -115,7 +115,7 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def make_settings(embedder: str) -> Settings:
-    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+    home = Path(tempfile.mkdtemp(prefix="search-bench-"))
     base = load_settings({"home": str(home)}, environ={})
     ensure_private_dirs(base)
     # A long poll interval: the benchmark drives Sync itself, so the follower does not compete.

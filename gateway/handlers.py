@@ -200,7 +200,8 @@ async def query_corpus(call: ToolCall, args: dict) -> ToolOutput:
     request = search_pb2.QueryCorpusToolRequest(
         name=args["name"], question=args["question"], limit=args.get("limit", 0)
     )
-    reply = await call.client.call("QueryCorpus", request)
+    # A grounded answer waits for the LLM (mnemo.llm allows it 60 s): a longer deadline than the default.
+    reply = await call.client.call("QueryCorpus", request, timeout=90)
     return ToolOutput(reply.text)
 
 

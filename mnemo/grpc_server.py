@@ -44,13 +44,17 @@ class ServerHandle:
         self.server.stop(grace).wait()
 
 
-def _abort(context: grpc.ServicerContext, err: MnemoError) -> None:
-    context.abort(getattr(grpc.StatusCode, err.code, grpc.StatusCode.INTERNAL), err.message)
-
-
-def _is_abort(exc: BaseException, context: grpc.ServicerContext) -> bool:
-    # context.abort() raises a bare Exception after setting the code; let it through.
-    return type(exc) is Exception and context.code() is not None
+def _abort_with(exc: Exception, context: grpc.ServicerContext, method: str) -> None:
+    """The server side of the one error mapping: MnemoError -> its status code; anything
+    else -> INTERNAL with a reference, the traceback only in the log."""
+    if isinstance(exc, MnemoError):
+        log.info("rpc_error", method=method, code=exc.code, error=exc.message)
+        context.abort(getattr(grpc.StatusCode, exc.code, grpc.StatusCode.INTERNAL), exc.message)
+    if type(exc) is Exception and context.code() is not None:
+        raise exc  # context.abort() raises a bare Exception after setting the code: let it through
+    ref = secrets.token_hex(4)
+    log.error("rpc_crashed", method=method, ref=ref, exc_info=exc)
+    context.abort(grpc.StatusCode.INTERNAL, f"internal error (ref={ref})")
 
 
 def _guard_unary(behavior: Callable, method: str) -> Callable:
@@ -58,17 +62,10 @@ def _guard_unary(behavior: Callable, method: str) -> Callable:
         started = time.perf_counter()
         try:
             reply = behavior(request, context)
-            log.debug("rpc", method=method, ms=round((time.perf_counter() - started) * 1000, 2))
-            return reply
-        except MnemoError as err:
-            log.info("rpc_error", method=method, code=err.code, error=err.message)
-            _abort(context, err)
         except Exception as exc:
-            if _is_abort(exc, context):
-                raise
-            ref = secrets.token_hex(4)
-            log.exception("rpc_crashed", method=method, ref=ref)
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error (ref={ref})")
+            _abort_with(exc, context, method)
+        log.debug("rpc", method=method, ms=round((time.perf_counter() - started) * 1000, 2))
+        return reply
 
     return wrapper
 
@@ -77,15 +74,8 @@ def _guard_stream(behavior: Callable, method: str) -> Callable:
     def wrapper(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         try:
             yield from behavior(request, context)
-        except MnemoError as err:
-            log.info("rpc_error", method=method, code=err.code, error=err.message)
-            _abort(context, err)
         except Exception as exc:
-            if _is_abort(exc, context):
-                raise
-            ref = secrets.token_hex(4)
-            log.exception("rpc_crashed", method=method, ref=ref)
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error (ref={ref})")
+            _abort_with(exc, context, method)
 
     return wrapper
 

@@ -359,10 +359,10 @@ def registration_text(settings: Settings) -> str:
         env["PYTHONPATH"] = str(CODE_ROOT)
     command, args = argv[0], argv[1:]
     env_flags = "".join(f" -e {k}={v}" for k, v in env.items())
-    snippet = {"mcpServers": {"mnemo": {"command": command, "args": args, **({"env": env} if env else {})}}}
+    snippet = {"mcpServers": {"mcp-search": {"command": command, "args": args, **({"env": env} if env else {})}}}
     return (
         "Register the gateway with Claude Code:\n"
-        f"  claude mcp add mnemo{env_flags} -- {' '.join(argv)}\n"
+        f"  claude mcp add mcp-search{env_flags} -- {' '.join(argv)}\n"
         "or add this to .mcp.json:\n"
         + "\n".join("  " + line for line in json.dumps(snippet, indent=2).splitlines())
     )

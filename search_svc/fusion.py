@@ -16,6 +16,14 @@ unit-tested without services. Two methods are implemented:
   than the depth asked is padded with zeros for the statistics (records that did not match
   have bm25 0), so one rare-word hit stands far above the mean instead of being the mean.
 
+Then, optionally, temporal context (`with_context`): a record gains context_weight x the
+fused score of its better neighbour, where its neighbours are the candidates right before
+and after it in time within the same project and at most context_window_ms away. Records
+written moments apart are context for each other (a question and the answer that follows
+it, an edit and the test run after it), and a record whose own words miss the query is
+often found through its neighbour. Only candidates already retrieved take part; nothing
+new enters the list.
+
 Ties are broken by the best rank in either list, then by the record key, so the
 fused order is deterministic (pagination never repeats or skips a record).
 """
@@ -38,9 +46,14 @@ class FusionParams:
     """RRF damping constant: larger flattens the difference between ranks."""
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
+    context_weight: float = 0.0
+    """Share of the better time-neighbour's score a record gains (0 = off)."""
+    context_window_ms: int = 600_000
+    """Neighbours further apart than this are not context."""
 
 
-DEFAULT_FUSION = FusionParams()
+# Tuned on the LoCoMo dev split (bench/locomo.py --tune; docs/search.md has the table).
+DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.9, context_weight=0.3)
 
 
 @dataclass(frozen=True)
@@ -76,8 +89,34 @@ def fuse(
     lex_rank = {key: i + 1 for i, (key, _) in enumerate(lex)}
     vec_rank = {key: i + 1 for i, (key, _) in enumerate(vec)}
     fused = [Fused(key, score, lex_rank.get(key), vec_rank.get(key)) for key, score in contributions.items()]
-    fused.sort(key=lambda f: (-f.score, min(f.lexical_rank or 1 << 30, f.vector_rank or 1 << 30), repr(f.key)))
+    _order(fused)
     return fused
+
+
+def _order(fused: list[Fused]) -> None:
+    fused.sort(key=lambda f: (-f.score, min(f.lexical_rank or 1 << 30, f.vector_rank or 1 << 30), repr(f.key)))
+
+
+def with_context(fused: list[Fused], placement: dict[Key, tuple[str, int]],
+                 params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
+    """Temporal context propagation (see the module docstring). `placement`: key -> (project,
+    created_at_epoch). Returns a new ranking; the input is left as it is."""
+    if params.context_weight <= 0 or len(fused) < 2:
+        return list(fused)
+    base = {f.key: f.score for f in fused}
+    timeline = sorted((k for k in base if k in placement), key=lambda k: (placement[k], repr(k)))
+    bonus: dict[Key, float] = {}
+    for i, key in enumerate(timeline):
+        project, epoch = placement[key]
+        near = [base[other] for other in (timeline[i - 1] if i else None,
+                                          timeline[i + 1] if i + 1 < len(timeline) else None)
+                if other is not None and placement[other][0] == project
+                and abs(placement[other][1] - epoch) <= params.context_window_ms]
+        if near:
+            bonus[key] = params.context_weight * max(near)
+    out = [Fused(f.key, f.score + bonus.get(f.key, 0.0), f.lexical_rank, f.vector_rank) for f in fused]
+    _order(out)
+    return out
 
 
 def _first_occurrences(items: Sequence[tuple[Key, float]]) -> list[tuple[Key, float]]:

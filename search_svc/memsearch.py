@@ -323,17 +323,19 @@ class MemSearchEngine:
 
     def _render_details(self, details: Iterable[search_pb2.MemDetail], params: MemSearchParams) -> list[str]:
         lines: list[str] = []
+        any_tool_uses = False
         for detail in details:
             lines += render_record(detail.record, self.renderer)
             if params.depth_before or params.depth_after:
-                lines.append("Around it (time order):")
+                lines.append("Context:")
                 lines += [context_line(row, self.renderer) for row in detail.context] or ["- (no neighbours)"]
             if detail.tool_uses:
+                any_tool_uses = True
                 names = ", ".join(f"{use.id} {inline(use.tool_name, 40)}" for use in detail.tool_uses)
-                ids = ", ".join(str(use.id) for use in detail.tool_uses)
-                lines.append(f"Tool uses (layer 4): {names}. Call get_tool_uses with ids [{ids}] only if "
-                             "these details cannot answer.")
+                lines.append(f"Tool uses (layer 4): {names}")
             lines.append("")
+        if any_tool_uses:
+            lines += ["Call get_tool_uses with those ids only if these details cannot answer.", ""]
         return lines
 
     # layer 4 ---------------------------------------------------------------------------

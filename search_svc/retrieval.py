@@ -46,7 +46,7 @@ from mnemo.errors import (DeadlineExceeded, FailedPrecondition, Internal, Invali
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 from search_svc.backend import Backend
-from search_svc.fusion import DEFAULT_FUSION, FusionParams, fuse
+from search_svc.fusion import DEFAULT_FUSION, FusionParams, fuse, with_context
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, restricting_operators, search_args, semantic_text
 from search_svc import details
@@ -260,6 +260,8 @@ class Retrieval:
         fused = fuse([(ref_key(r.ref), r.score) for r in lexical.hits],
                      [(ref_key(r.ref), d) for r, d in zip(semantic.rows, semantic.distances)], self.fusion,
                      lexical_depth=depth)
+        fused = with_context(fused, {key: (row.project, row.created_at_epoch) for key, row in by_key.items()},
+                             self.fusion)
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

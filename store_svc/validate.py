@@ -17,7 +17,7 @@ MAX_WORK_STATE_BYTES = 64 * 1024
 MAX_CURSOR_STATE_BYTES = 1024 * 1024
 TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 CURSOR_TOKEN = re.compile(r"^ms_[A-Za-z0-9_-]{24}$")
-CORPUS_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,64}$")
+CORPUS_NAME = re.compile(r"[a-zA-Z0-9._-]{1,64}")
 PRIMING_STATES = ("unprimed", "priming", "primed", "stale", "failed")
 SESSION_END_STATES = ("completed", "failed")
 

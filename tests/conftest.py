@@ -46,58 +46,49 @@ def start_service(name: str, settings: Settings, listen: str | None = None):
     return module.start(settings, listen or settings.listen_address(name))
 
 
-@pytest.fixture
-def store_server(settings: Settings):
-    handle, on_stop = start_service("store", settings)
+def _serving(name: str, settings: Settings):
+    handle, on_stop = start_service(name, settings)
     yield handle
     # A short grace lets in-flight handlers finish before the core closes its resources.
     handle.stop(0.5)
     on_stop()
 
 
-@pytest.fixture
-def store_stub(store_server):
-    from mnemo.v1 import store_pb2_grpc
-
-    channel = open_channel(store_server.address)
-    yield store_pb2_grpc.StoreServiceStub(channel)
+def _stub(handle, module: str, stub_class: str):
+    stubs = importlib.import_module(f"mnemo.v1.{module}_pb2_grpc")
+    channel = open_channel(handle.address)
+    yield getattr(stubs, stub_class)(channel)
     channel.close()
+
+
+@pytest.fixture
+def store_server(settings: Settings):
+    yield from _serving("store", settings)
 
 
 @pytest.fixture
 def vector_server(settings: Settings, store_server):
-    handle, on_stop = start_service("vector", settings)
-    yield handle
-    # A short grace lets in-flight handlers finish before the core closes its resources.
-    handle.stop(0.5)
-    on_stop()
-
-
-@pytest.fixture
-def vector_stub(vector_server):
-    from mnemo.v1 import vector_pb2_grpc
-
-    channel = open_channel(vector_server.address)
-    yield vector_pb2_grpc.VectorServiceStub(channel)
-    channel.close()
+    yield from _serving("vector", settings)
 
 
 @pytest.fixture
 def search_server(settings: Settings, store_server, vector_server):
-    handle, on_stop = start_service("search", settings)
-    yield handle
-    # A short grace lets in-flight handlers finish before the core closes its resources.
-    handle.stop(0.5)
-    on_stop()
+    yield from _serving("search", settings)
+
+
+@pytest.fixture
+def store_stub(store_server):
+    yield from _stub(store_server, "store", "StoreServiceStub")
+
+
+@pytest.fixture
+def vector_stub(vector_server):
+    yield from _stub(vector_server, "vector", "VectorServiceStub")
 
 
 @pytest.fixture
 def search_stub(search_server):
-    from mnemo.v1 import search_pb2_grpc
-
-    channel = open_channel(search_server.address)
-    yield search_pb2_grpc.SearchServiceStub(channel)
-    channel.close()
+    yield from _stub(search_server, "search", "SearchServiceStub")
 
 
 @pytest.fixture

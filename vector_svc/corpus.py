@@ -22,7 +22,7 @@ from vector_svc.index import (
     validate_text,
 )
 
-CORPUS_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,64}$")
+CORPUS_NAME = re.compile(r"[a-zA-Z0-9._-]{1,64}")
 # Chroma's own rule: 3-512 characters of [a-zA-Z0-9._-], alphanumeric at both ends, no "..".
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]$")
 MAX_DOCUMENTS = 500
@@ -31,7 +31,7 @@ DEFAULT_PASSAGES, MAX_PASSAGES = 8, 50
 
 
 def validate_corpus_name(name: str) -> str:
-    if not CORPUS_NAME.match(name):
+    if not CORPUS_NAME.fullmatch(name):
         raise InvalidArgument("corpus", "must match ^[a-zA-Z0-9._-]{1,64}$")
     return name
 

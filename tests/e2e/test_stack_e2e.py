@@ -76,7 +76,7 @@ def test_ten_concurrent_starters_start_one_stack_then_up_status_down(clean_stack
 
     up = mnemo(settings, "up")  # idempotent: nothing new is started
     assert up.returncode == 0, up.stdout + up.stderr
-    assert "claude mcp add mnemo -e MNEMO_HOME=" in up.stdout and " mcp\n" in up.stdout
+    assert "claude mcp add mcp-search -e MNEMO_HOME=" in up.stdout and " mcp\n" in up.stdout
     assert '"mcpServers"' in up.stdout
     assert services_of(settings.home) == running
 
@@ -127,7 +127,7 @@ def test_up_foreground_stops_everything_on_ctrl_c(clean_stack):
             if line.startswith("Serving."):
                 break
         assert lines and lines[-1].startswith("Serving."), "".join(lines)
-        assert any("claude mcp add mnemo" in line for line in lines)
+        assert any("claude mcp add mcp-search" in line for line in lines)
         running = services_of(settings.home)
         assert all(len(pids) == 1 for pids in running.values())
         proc.send_signal(signal.SIGINT)

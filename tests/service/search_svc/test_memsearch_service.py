@@ -187,7 +187,8 @@ def test_details_name_the_tool_uses_for_layer_four(ms):
     for detail in reply.details:
         position = ms.seeded.ids.index(detail.row.ref.id)
         assert [use.id for use in detail.tool_uses] == [ms.seeded.uses[position].id]
-        assert f"get_tool_uses with ids [{ms.seeded.uses[position].id}]" in reply.text
+        assert f"Tool uses (layer 4): {ms.seeded.uses[position].id} " in reply.text
+    assert "Call get_tool_uses with those ids only if these details cannot answer." in reply.text
 
 
 def test_summaries_and_prompts_have_details_too(ms):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from search_svc.fusion import FusionParams, fuse
+from search_svc.fusion import Fused, FusionParams, fuse, with_context
 
 pytestmark = pytest.mark.unit
 
@@ -14,7 +14,7 @@ def keys(fused):
 def test_a_record_found_by_both_lists_outranks_records_found_by_one():
     lexical = [("a", 9.0), ("b", 5.0), ("c", 1.0)]
     vector = [("d", 0.1), ("c", 0.2)]
-    assert keys(fuse(lexical, vector))[0] == "c"
+    assert keys(fuse(lexical, vector, FusionParams(method="rrf")))[0] == "c"
 
 
 def test_every_record_of_either_list_appears_once():
@@ -75,3 +75,20 @@ def test_zscore_pads_a_short_lexical_list_so_a_single_hit_stands_out():
     assert keys(padded)[0] == "only"
     unpadded = {f.key: f.score for f in fuse(lexical, vector, FusionParams(method="zscore"))}
     assert unpadded["only"] == 0.0  # one value alone has no spread: the padding is what carries the signal
+
+
+def test_context_lifts_a_record_next_to_a_strong_match_in_time_and_project():
+    fused = [Fused("question", 3.0, 1, 1), Fused("noise", 1.0, 2, None), Fused("answer", 0.9, None, 2),
+             Fused("elsewhere", 0.95, 3, None)]
+    placement = {"question": ("p", 1_000), "answer": ("p", 2_000), "noise": ("p", 9_000_000),
+                 "elsewhere": ("q", 1_500)}
+    ranked = with_context(fused, placement, FusionParams(context_weight=0.5, context_window_ms=60_000))
+    assert [f.key for f in ranked][:2] == ["question", "answer"]
+    by_key = {f.key: f.score for f in ranked}
+    assert by_key["answer"] == pytest.approx(0.9 + 1.5)
+    assert by_key["noise"] == 1.0 and by_key["elsewhere"] == 0.95  # too far away / another project
+
+
+def test_context_off_leaves_the_ranking_alone():
+    fused = [Fused("a", 2.0, 1, None), Fused("b", 1.0, None, 1)]
+    assert with_context(fused, {"a": ("p", 0), "b": ("p", 1)}, FusionParams(context_weight=0.0)) == fused
