@@ -113,3 +113,26 @@ def pytest_collection_modifyitems(config, items):
         parts = Path(str(item.fspath)).relative_to(REPO_ROOT / "tests").parts
         if parts and parts[0] in ("unit", "service", "e2e"):
             item.add_marker(getattr(pytest.mark, parts[0]))
+
+
+def add_observation(store_stub, project: str = "alpha", session: str = "s1", **fields) -> int:
+    """Store one observation through the real StoreService; returns its id."""
+    from mnemo.v1 import common_pb2, store_pb2
+
+    fields.setdefault("type", "discovery")
+    obs = common_pb2.Observation(memory_session_id=session, project=project, **fields)
+    return store_stub.AddObservations(store_pb2.AddObservationsRequest(observations=[obs])).ids[0]
+
+
+def sync_vectors(vector_stub, timeout_s: float = 30.0) -> None:
+    """Apply the store's pending changes to the vector index until it has no lag (bounded)."""
+    import time
+
+    from mnemo.v1 import vector_pb2
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        vector_stub.Sync(vector_pb2.VectorSyncRequest())
+        if vector_stub.Status(vector_pb2.VectorStatusRequest()).lag <= 0:
+            return
+    raise AssertionError("vector index did not catch up")

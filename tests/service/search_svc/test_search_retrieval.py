@@ -8,6 +8,8 @@ import time
 import grpc
 import pytest
 
+from tests.conftest import add_observation, sync_vectors
+
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
@@ -17,19 +19,7 @@ DAY_MS = 86_400_000
 BASE = 1768485600000  # 2026-01-15T14:00:00Z
 
 
-def add_obs(store_stub, project="alpha", session="s1", **fields) -> int:
-    fields.setdefault("type", "discovery")
-    obs = common_pb2.Observation(memory_session_id=session, project=project, **fields)
-    return store_stub.AddObservations(store_pb2.AddObservationsRequest(observations=[obs])).ids[0]
-
-
-def sync_vectors(vector_stub, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        vector_stub.Sync(vector_pb2.VectorSyncRequest())
-        if vector_stub.Status(vector_pb2.VectorStatusRequest()).lag <= 0:
-            return
-    raise AssertionError("vector index did not catch up")
+add_obs = add_observation
 
 
 def search(search_stub, query="", **fields) -> search_pb2.SearchReply:
