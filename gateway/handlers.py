@@ -82,12 +82,16 @@ async def timeline(call: ToolCall, args: dict) -> ToolOutput:
     request = search_pb2.TimelineRequest(
         anchor="" if anchor is None else str(anchor), query=query, project=args.get("project", "")
     )
-    if "depth_before" in args:
-        request.depth_before = args["depth_before"]
-    if "depth_after" in args:
-        request.depth_after = args["depth_after"]
+    _copy_given(args, request, depth_before="depth_before", depth_after="depth_after")
     reply = await call.client.call("Timeline", request)
     return ToolOutput(reply.text, convert.timeline_reply(reply))
+
+
+def _copy_given(args: dict, request, **fields: str) -> None:
+    """Set optional proto fields (0 is a real depth) only for arguments the caller gave."""
+    for field, argument in fields.items():
+        if argument in args:
+            setattr(request, field, args[argument])
 
 
 async def get_observations(call: ToolCall, args: dict) -> ToolOutput:
@@ -109,10 +113,7 @@ async def mem_search(call: ToolCall, args: dict) -> ToolOutput:
         continuation=args.get("continuation", ""),
         selected_ids=[str(i) for i in args.get("selectedIds", [])],
     )
-    if "depthBefore" in args:
-        request.depth_before = args["depthBefore"]
-    if "depthAfter" in args:
-        request.depth_after = args["depthAfter"]
+    _copy_given(args, request, depth_before="depthBefore", depth_after="depthAfter")
     reply = await call.client.call("MemSearch", request)
     return ToolOutput(reply.text, convert.mem_search_reply(reply))
 

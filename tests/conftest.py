@@ -136,3 +136,16 @@ def sync_vectors(vector_stub, timeout_s: float = 30.0) -> None:
         if vector_stub.Status(vector_pb2.VectorStatusRequest()).lag <= 0:
             return
     raise AssertionError("vector index did not catch up")
+
+
+def wait_for(predicate, timeout: float, what: str):
+    """Poll `predicate` until it returns something truthy (bounded); return that value."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

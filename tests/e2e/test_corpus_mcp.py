@@ -22,6 +22,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.conftest import wait_for
+
 from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
@@ -64,16 +66,6 @@ def seed(store, count: int, project: str) -> None:
 
 def corpus(store, name: str) -> store_pb2.Corpus:
     return store.GetCorpus(store_pb2.GetCorpusRequest(name=name))
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def assert_job_stopped(store, name: str, cancelled_at: float) -> None:

@@ -13,7 +13,7 @@ from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, vector_pb2
 from search_svc.corpus import WORK_LOG
-from tests.conftest import start_service
+from tests.conftest import wait_for, start_service
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma, pytest.mark.slow]
 
@@ -42,16 +42,6 @@ def build(stub, name: str) -> None:
 
 def get(store_stub, name: str) -> store_pb2.Corpus:
     return store_stub.GetCorpus(store_pb2.GetCorpusRequest(name=name))
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def test_cancelling_the_call_stops_the_job_and_leaves_the_corpus_unprimed(search_stub, store_stub,
