@@ -19,11 +19,11 @@ COMMANDS = {
     "down": "mnemo.stack:run_down",
     "status": "mnemo.stack:run_status",
     "reindex": "vector_svc.main:run_reindex",
-    "hook": "mnemo.capture.hooks:run",
-    "install": "mnemo.capture.install:run_install",
-    "uninstall": "mnemo.capture.install:run_uninstall",
-    "import": "mnemo.transfer:run_import",
-    "export": "mnemo.transfer:run_export",
+    "hook": "capture.hooks:run",
+    "install": "capture.install:run_install",
+    "uninstall": "capture.install:run_uninstall",
+    "import": "capture.transfer:run_import",
+    "export": "capture.transfer:run_export",
 }
 
 # Flags that map 1:1 onto settings fields (flags > environment > config.toml > defaults).
@@ -123,7 +123,7 @@ def run_hook(argv: Sequence[str]) -> int:
         print(f"mnemo hook: ignored: {err}", file=sys.stderr)
         sys.stdout.write("{}")
         return 0
-    from mnemo.capture.hooks import run
+    from capture.hooks import run
 
     return run(settings, args)
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mnemo.capture.client import HookClients
-from mnemo.capture.h2c import CallFailed, H2Channel, Refused
+from capture.client import HookClients
+from capture.h2c import CallFailed, H2Channel, Refused
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import common_pb2, store_pb2
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from mnemo.capture import hooks, observer
+from capture import hooks, observer
 
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[3]
-HEAVY = ("grpc", "structlog", "chromadb", "mcp", "jsonschema", "anthropic", "mnemo.capture.observer", "numpy")
+HEAVY = ("grpc", "structlog", "chromadb", "mcp", "jsonschema", "anthropic", "capture.observer", "numpy")
 
 
 def test_read_only_tool_list_is_shared():
@@ -22,7 +22,7 @@ def test_read_only_tool_list_is_shared():
 
 
 def test_loading_the_hook_module_imports_nothing_heavy():
-    code = ("import sys, json, mnemo.cli, mnemo.config, mnemo.capture.hooks, mnemo.capture.client; "
+    code = ("import sys, json, mnemo.cli, mnemo.config, capture.hooks, capture.client; "
             f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -31,7 +31,7 @@ def test_loading_the_hook_module_imports_nothing_heavy():
 
 def test_a_skipped_tool_never_loads_grpc(tmp_path):
     code = ("import sys, io, json, types; from mnemo.config import load_settings; "
-            "from mnemo.capture import hooks; "
+            "from capture import hooks; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({'session_id': 's', 'tool_name': 'TodoWrite', "
             "'cwd': '/tmp'}).encode())); "
             f"hooks.run(load_settings({{'home': {str(tmp_path)!r}}}, environ={{}}), "

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemo.capture.install import HOOK_EVENTS, _split_env, add_hooks, add_mcp_server, is_mnemo_hook, remove_hooks
+from capture.install import HOOK_EVENTS, _split_env, add_hooks, add_mcp_server, is_mnemo_hook, remove_hooks
 
 pytestmark = pytest.mark.unit
 

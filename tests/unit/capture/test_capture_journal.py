@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.capture.hooks import _bursts, clean_value
-from mnemo.capture.journal import Journal, SessionState
+from capture.hooks import _bursts, clean_value
+from capture.journal import Journal, SessionState
 
 pytestmark = pytest.mark.unit
 

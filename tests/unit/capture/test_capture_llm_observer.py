@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.capture.llm_observer import build_prompt, observe_with_llm, parse_observations
-from mnemo.capture.observer import ToolEvent, observe
+from capture.llm_observer import build_prompt, observe_with_llm, parse_observations
+from capture.observer import ToolEvent, observe
 from mnemo.config import with_overrides
 from tests.fakes.anthropic_server import FakeAnthropic
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.capture.observer import ToolEvent, command_kind, merge_reads, observe, shell_outcome
+from capture.observer import ToolEvent, command_kind, merge_reads, observe, shell_outcome
 
 pytestmark = pytest.mark.unit
 

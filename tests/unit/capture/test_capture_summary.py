@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from mnemo.capture.observer import ToolEvent
-from mnemo.capture.project import project_name
-from mnemo.capture.summary import ObservationView, summarize
-from mnemo.capture.transcript import last_assistant_message
+from capture.observer import ToolEvent
+from capture.project import project_name
+from capture.summary import ObservationView, summarize
+from capture.transcript import last_assistant_message
 
 pytestmark = pytest.mark.unit
 

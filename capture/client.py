@@ -1,7 +1,7 @@
 """The client hooks use for their few unary calls.
 
 Hooks start a fresh interpreter per event, so every import counts. On the default local
-path (Unix socket, no token, no TLS) calls go through mnemo.capture.h2c, which speaks
+path (Unix socket, no token, no TLS) calls go through capture.h2c, which speaks
 HTTP/2 with the standard library and does not import grpc at all. Any call that path
 cannot complete is made again through grpc proper (every hook write is idempotent:
 external ids, tool_use_id, content hashes), which also yields the typed error. With a
@@ -72,14 +72,14 @@ class HookClients:
                 raise _typed(err) from None
         raise Unavailable(f"{service} is not reachable")  # pragma: no cover - loop always returns or raises
 
-    # -- the lean path: HTTP/2 by hand, no grpc import (see mnemo.capture.h2c) ----------
+    # -- the lean path: HTTP/2 by hand, no grpc import (see capture.h2c) ----------
     def _lean_possible(self, service: str) -> bool:
         address = self.settings.address(service)
         return (address.startswith("unix:") and not address.startswith("unix://")
                 and not self.settings.auth_token and not self.settings.tls_ca)
 
     def _lean_call(self, service: str, method: str, request: Any) -> Any:
-        from mnemo.capture.h2c import Refused
+        from capture.h2c import Refused
 
         try:
             channel = self._lean_channel(service)
@@ -93,7 +93,7 @@ class HookClients:
 
     def _lean_channel(self, service: str) -> Any:
         if service not in self._lean:
-            from mnemo.capture.h2c import H2Channel
+            from capture.h2c import H2Channel
 
             self._lean[service] = H2Channel(self.settings.address(service)[len("unix:"):], self.timeout)
         return self._lean[service]

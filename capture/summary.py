@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from mnemo.capture.observer import ToolEvent, command_kind, shell_outcome
+from capture.observer import ToolEvent, command_kind, shell_outcome
 from mnemo.privacy import clean
 
 FIELD_MAX = 1200

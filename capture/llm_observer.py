@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from mnemo.capture.observer import Draft, ToolEvent, observe
+from capture.observer import Draft, ToolEvent, observe
 
 TYPES = ("bugfix", "feature", "refactor", "change", "discovery", "decision",
          "security_alert", "security_note", "sensitive")

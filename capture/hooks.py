@@ -9,7 +9,7 @@ Events (Claude Code names; kebab/snake case accepted too):
 - UserPromptSubmit: upsert the session, record the prompt. An entirely private prompt is
   stored nowhere, and the tool uses that follow it are not recorded either.
 - PostToolUse: record the raw tool use, compile observations (read-only tools are
-  merged per burst at Stop, see mnemo.capture.observer).
+  merged per burst at Stop, see capture.observer).
 - Stop: flush read bursts, write the summary of the stretch since the previous Stop.
 - SessionEnd: the same flush, then mark the session completed.
 """
@@ -24,12 +24,12 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from mnemo.capture.journal import Journal, SessionState, entries_digest
-from mnemo.capture.project import project_name
+from capture.journal import Journal, SessionState, entries_digest
+from capture.project import project_name
 from mnemo.privacy import clean, is_entirely_private, strip_private
 
 if TYPE_CHECKING:  # the observer compiles many patterns: imported only by the events that use it
-    from mnemo.capture.observer import Draft, ToolEvent
+    from capture.observer import Draft, ToolEvent
 
 EVENTS = {
     "sessionstart": "SessionStart",
@@ -39,7 +39,7 @@ EVENTS = {
     "sessionend": "SessionEnd",
 }
 CONTEXT_TAG = "mnemo-context"
-# Kept equal to mnemo.capture.observer.READ_ONLY_TOOLS (a unit test checks), so the hot
+# Kept equal to capture.observer.READ_ONLY_TOOLS (a unit test checks), so the hot
 # path of a read does not import the observer.
 READ_ONLY_TOOLS = frozenset({"Read", "Grep", "Glob", "LS"})
 MAX_STDIN_BYTES = 32 * 1024 * 1024
@@ -91,7 +91,7 @@ def handle(settings: Any, event: str, payload: dict[str, Any], platform: str) ->
         log(settings, "warning", "unknown hook event", hook=event)
         return {}
     check_payload(payload)
-    from mnemo.capture.client import HookClients
+    from capture.client import HookClients
 
     clients = HookClients(settings)
     try:
@@ -212,7 +212,7 @@ def _post_tool_use(hook: _Hook) -> dict[str, Any]:
     if tool_name in READ_ONLY_TOOLS:
         hook.journal.append({"t": row.id, "n": state.prompt_number, "r": 1})
         return {}
-    from mnemo.capture.observer import ToolEvent
+    from capture.observer import ToolEvent
 
     drafts, _generator = _observe(hook.settings, ToolEvent(tool_name, tool_input, tool_response, hook.cwd))
     ids = _add_observations(hook, state, drafts, [row.id], f"tool:{row.tool_use_id or row.id}")
@@ -269,10 +269,10 @@ def _record_tool_use(hook: _Hook, state: SessionState, name: str, tool_input: An
 
 def _observe(settings: Any, event: ToolEvent) -> tuple[list[Draft], str]:
     if settings.anthropic_api_key:
-        from mnemo.capture.llm_observer import observe_with_llm
+        from capture.llm_observer import observe_with_llm
 
         return observe_with_llm(settings, event)
-    from mnemo.capture.observer import observe
+    from capture.observer import observe
 
     return observe(event), "deterministic"
 
@@ -310,7 +310,7 @@ def _flush(hook: _Hook, write_summary: bool) -> None:
         events = [_event_of(tool_uses[e["t"]]) for e in burst if e["t"] in tool_uses]
         if not events:
             continue
-        from mnemo.capture.observer import merge_reads
+        from capture.observer import merge_reads
 
         row_ids = [e["t"] for e in burst]
         state.prompt_number = burst[-1].get("n", state.prompt_number)
@@ -352,7 +352,7 @@ def _fetch_tool_uses(hook: _Hook, ids: list[int]) -> dict[int, Any]:
 
 
 def _event_of(tool_use: Any) -> ToolEvent:
-    from mnemo.capture.observer import ToolEvent
+    from capture.observer import ToolEvent
 
     return ToolEvent(tool_use.tool_name, _parse_json(tool_use.tool_input), _parse_json(tool_use.tool_response),
                      tool_use.cwd)
@@ -362,8 +362,8 @@ def _write_summary(hook: _Hook, state: SessionState, entries: list[dict[str, Any
                    tool_uses: dict[int, Any], observation_ids: list[int]) -> None:
     if not entries:
         return  # nothing happened since the previous Stop: its summary stands
-    from mnemo.capture.summary import ObservationView, summarize
-    from mnemo.capture.transcript import last_assistant_message
+    from capture.summary import ObservationView, summarize
+    from capture.transcript import last_assistant_message
     from mnemo.v1 import common_pb2, store_pb2
 
     refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_PROMPT, id=i) for i in prompt_ids]

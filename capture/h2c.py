@@ -4,7 +4,7 @@ Why: a hook is a fresh interpreter per event, and `import grpc` alone costs more
 whole latency budget of a hook (bench/hooks.py prints it). Hooks on the default local
 path (Unix socket, no token, no TLS) send their few unary calls through this client;
 everything else, and any reply this client cannot read, goes through grpc proper
-(mnemo.capture.client falls back; every hook write is idempotent, so a repeat is safe).
+(capture.client falls back; every hook write is idempotent, so a repeat is safe).
 
 Scope, deliberately small: one connection, sequential unary calls, no compression. It
 sends headers as HPACK literals and never decodes the server's headers: a call succeeds

@@ -201,7 +201,7 @@ def mnemo_command() -> list[str]:
     found = shutil.which("mnemo")
     if found:
         return [str(Path(found).resolve())]
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[1]
     return [f"PYTHONPATH={checkout}", sys.executable, "-m", "mnemo.cli"]
 
 
