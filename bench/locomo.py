@@ -195,7 +195,7 @@ def ingest(store, conv: dict, max_sessions: int | None = None) -> dict[int, str]
     mapping: dict[int, str] = {}
     for start in range(0, len(observations), 500):
         batch = observations[start:start + 500]
-        reply = store.AddObservations(store_pb2.AddObservationsRequest(observations=batch))
+        reply = store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=batch))
         for obs_id, turn in zip(reply.ids, items[start:start + 500]):
             mapping[obs_id] = turn.dia_id
     return mapping
@@ -205,27 +205,27 @@ def wait_for_vectors(vector, timeout_s: float = 1800.0) -> float:
     """Sync until the index has applied the whole change feed; returns seconds spent."""
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
-        vector.Sync(vector_pb2.VectorSyncRequest(), timeout=timeout_s)
-        if vector.Status(vector_pb2.VectorStatusRequest()).lag <= 0:
+        vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=timeout_s)
+        if vector.stub.Status(vector_pb2.VectorStatusRequest()).lag <= 0:
             return time.monotonic() - started
     raise TimeoutError("vector index did not catch up")
 
 
 # -- retrieval modes -----------------------------------------------------------------------
 def lexical_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[tuple[int, float]]:
-    reply = stack.store.Search(store_pb2.StoreSearchRequest(
+    reply = stack.store.stub.Search(store_pb2.StoreSearchRequest(
         query=q.text, filters=common_pb2.Filters(project=q.sample_id), page=common_pb2.Page(limit=depth)))
     return [(hit.ref.id, hit.score) for hit in reply.hits]
 
 
 def vector_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[tuple[int, float]]:
-    reply = stack.vector.Query(vector_pb2.VectorQueryRequest(
+    reply = stack.vector.stub.Query(vector_pb2.VectorQueryRequest(
         text=q.text, filters=common_pb2.Filters(project=q.sample_id), limit=depth))
     return [(hit.ref.id, hit.distance) for hit in reply.hits]
 
 
 def hybrid_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[int]:
-    reply = stack.search.Search(search_pb2.SearchRequest(query=q.text, project=q.sample_id, limit=depth))
+    reply = stack.search.stub.Search(search_pb2.SearchRequest(query=q.text, project=q.sample_id, limit=depth))
     return [row.ref.id for row in reply.rows]
 
 

@@ -158,7 +158,7 @@ def run_latency(count: int, embedder: str, n_queries: int, repeat: int) -> None:
 
         def hybrid(item):
             text, project = item
-            reply = stack.search.Search(search_pb2.SearchRequest(query=text, project=project, limit=20))
+            reply = stack.search.stub.Search(search_pb2.SearchRequest(query=text, project=project, limit=20))
             assert reply.strategy == "hybrid", reply.notice
 
         for fn in (lexical, vector, hybrid):  # warm caches and model once

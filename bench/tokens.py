@@ -149,12 +149,12 @@ def build(settings, count: int) -> store_pb2.StatsResponse:
     vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
     try:
         for session_id, observations in generate(count):
-            store.UpsertSession(store_pb2.UpsertSessionRequest(
+            store.stub.UpsertSession(store_pb2.UpsertSessionRequest(
                 content_session_id=session_id, memory_session_id=session_id, project="shop",
                 started_at_epoch=observations[0].created_at_epoch))
-            store.AddObservations(store_pb2.AddObservationsRequest(observations=observations), timeout=120)
-        vector.Sync(vector_pb2.VectorSyncRequest(), timeout=900)
-        return store.Stats(store_pb2.StatsRequest())
+            store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=observations), timeout=120)
+        vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=900)
+        return store.stub.Stats(store_pb2.StatsRequest())
     finally:
         store.close()
         vector.close()

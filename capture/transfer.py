@@ -86,9 +86,9 @@ def run_export(settings: Any, args: Any) -> int:
     out = open(args.path, "w", encoding="utf-8") if args.path else sys.stdout  # noqa: SIM115
     count = 0
     try:
-        stream = client.stream("Export", store_pb2.ExportRequest(project=args.project or ""),
-                               timeout=max(settings.rpc_timeout_s, 3600.0))
-        for item in _typed_stream(stream):
+        stream = client.stub.Export(store_pb2.ExportRequest(project=args.project or ""),
+                                    timeout=max(settings.rpc_timeout_s, 3600.0))
+        for item in stream:
             out.write(json.dumps(item_to_record(item), ensure_ascii=False) + "\n")
             count += 1
     finally:
@@ -109,7 +109,7 @@ def import_items(client: Any, items: Iterator[SourceItem], total: int = 0,
     seen = 0
 
     def send() -> None:
-        reply = client.Import(store_pb2.ImportRequest(items=[_export_item(i) for i in batch]))
+        reply = client.stub.Import(store_pb2.ImportRequest(items=[_export_item(i) for i in batch]))
         report.imported += reply.imported
         report.skipped += reply.skipped
         for error in reply.errors:
@@ -526,17 +526,6 @@ def _store_client(settings: Any) -> Any:
     client = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
     client.timeout = max(client.timeout, 120.0)  # a batch of 500 imports in one transaction
     return client
-
-
-def _typed_stream(stream: Any) -> Iterator[Any]:
-    import grpc
-
-    from mnemo.grpc_client import error_from_rpc
-
-    try:
-        yield from stream
-    except grpc.RpcError as err:
-        raise error_from_rpc(err) from None
 
 
 class _Progress:

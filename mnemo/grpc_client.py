@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Generic, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -29,7 +29,7 @@ def _credentials(address: str, tls_ca: str) -> grpc.ChannelCredentials | None:
 
 
 def open_channel(address: str, *, tls_ca: str = "", auth_token: str = "") -> grpc.Channel:
-    """A blocking channel. Beyond loopback it is always TLS."""
+    """A blocking channel. Beyond loopback it is always TLS; with a token, every call carries it."""
     creds = _credentials(address, tls_ca)
     channel = grpc.secure_channel(address, creds, _OPTIONS) if creds else grpc.insecure_channel(address, _OPTIONS)
     if auth_token:
@@ -86,48 +86,82 @@ def check_health(address: str, *, timeout: float = 1.0, service: str = "", tls_c
         channel.close()
 
 
-class ServiceClient:
-    """A stub wrapper: every call gets a deadline, a request id, and typed errors.
+StubT = TypeVar("StubT")
 
-    `client.Search(request)` calls the stub's `Search` with timeout = the smaller of the
-    default and what is left of the RPC being served (deadline propagation), and raises
-    MnemoError subclasses instead of grpc.RpcError. Streaming methods return an iterator
-    with the same error mapping; `call.cancel()` is available through `stream()`.
+
+class ServiceClient(Generic[StubT]):
+    """A typed stub whose every call gets a deadline, a request id and typed errors.
+
+    `client.stub.Search(request)` calls the generated stub itself, so a reader (or mypy)
+    follows the call to its RPC. Interceptors on the channel give each call the smaller
+    of the default timeout and what is left of the RPC being served (deadline
+    propagation), stamp a request id, add the bearer token, and raise MnemoError
+    subclasses instead of grpc.RpcError: unary calls at once, server streams while they
+    are iterated (the returned call still supports `cancel()`).
     """
 
-    def __init__(self, stub: Any, channel: grpc.Channel, timeout: float):
-        self._stub = stub
-        self._channel = channel
+    def __init__(self, stub_class: Callable[[grpc.Channel], StubT], channel: grpc.Channel, *, timeout: float):
         self.timeout = timeout
+        self._channel = channel
+        self.stub: StubT = stub_class(grpc.intercept_channel(channel, _CallPolicy(self)))
 
-    def _deadline(self, timeout: float | None) -> float:
+    def deadline(self, timeout: float | None) -> float:
+        """The timeout a call may use: its own (or the default), cut to the caller's remaining budget."""
         budget = timeout if timeout is not None else self.timeout
         left = remaining_budget()
         return max(0.05, min(budget, left)) if left is not None else budget
-
-    def __getattr__(self, method: str):
-        rpc = getattr(self._stub, method)
-
-        def invoke(request: Any, *, timeout: float | None = None) -> Any:
-            try:
-                return rpc(request, timeout=self._deadline(timeout), metadata=call_metadata())
-            except grpc.RpcError as err:
-                raise error_from_rpc(err) from None
-
-        return invoke
-
-    def stream(self, method: str, request: Any, *, timeout: float | None = None):
-        """Start a server-streaming call; returns the call object (iterate it, or cancel it)."""
-        return getattr(self._stub, method)(request, timeout=self._deadline(timeout), metadata=call_metadata())
 
     def close(self) -> None:
         self._channel.close()
 
 
-def connect(settings: Any, service: str, stub_class: Any) -> ServiceClient:
+def connect(settings: Any, service: str, stub_class: Callable[[grpc.Channel], StubT]) -> ServiceClient[StubT]:
     """A ServiceClient for one of the stack's services, addressed and secured from settings."""
     channel = open_channel(settings.address(service), tls_ca=settings.tls_ca, auth_token=settings.auth_token)
-    return ServiceClient(stub_class(channel), channel, settings.rpc_timeout_s)
+    return ServiceClient(stub_class, channel, timeout=settings.rpc_timeout_s)
+
+
+class _CallPolicy(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Deadline, request id and typed errors for every call of one ServiceClient."""
+
+    def __init__(self, client: ServiceClient[Any]):
+        self._client = client
+
+    def _details(self, details: Any) -> Any:
+        metadata = list(details.metadata or []) + list(call_metadata())
+        return _Details(details, metadata, self._client.deadline(details.timeout))
+
+    def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        outcome = continuation(self._details(client_call_details), request)
+        error = outcome.exception()
+        if error is not None:
+            raise error_from_rpc(error) from None
+        return outcome
+
+    def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        return _MappedStream(continuation(self._details(client_call_details), request))
+
+
+class _MappedStream:
+    """A server-streaming call whose errors surface as MnemoError while it is iterated."""
+
+    def __init__(self, call: Any):
+        self._call = call
+
+    def __iter__(self) -> _MappedStream:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._call)
+        except grpc.RpcError as err:
+            raise error_from_rpc(err) from None
+
+    def cancel(self) -> bool:
+        return bool(self._call.cancel())
+
+    def __getattr__(self, name: str) -> Any:  # the rest of grpc.Call (code, details, is_active...)
+        return getattr(self._call, name)
 
 
 class _TokenInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
@@ -135,20 +169,19 @@ class _TokenInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClient
         self._header = ("authorization", f"Bearer {token}")
 
     def _with_token(self, details: Any) -> Any:
-        metadata = list(details.metadata or []) + [self._header]
-        return details._replace(metadata=metadata) if hasattr(details, "_replace") else _Details(details, metadata)
+        return _Details(details, list(details.metadata or []) + [self._header], details.timeout)
 
-    def intercept_unary_unary(self, continuation, client_call_details, request):
+    def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
         return continuation(self._with_token(client_call_details), request)
 
-    def intercept_unary_stream(self, continuation, client_call_details, request):
+    def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
         return continuation(self._with_token(client_call_details), request)
 
 
 class _Details(grpc.ClientCallDetails):
-    def __init__(self, base: Any, metadata: list):
+    def __init__(self, base: Any, metadata: list[tuple[str, str]], timeout: float | None):
         self.method = base.method
-        self.timeout = base.timeout
+        self.timeout = timeout
         self.metadata = metadata
         self.credentials = base.credentials
         self.wait_for_ready = getattr(base, "wait_for_ready", None)

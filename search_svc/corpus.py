@@ -453,14 +453,14 @@ class Corpora:
             observation_ids=[o.id for o in observations], stats=corpus_stats(observations),
             priming_state="unprimed",
         )
-        stored = self.backend.store.PutCorpus(corpus)
+        stored = self.backend.store.stub.PutCorpus(corpus)
         if previous is not None:
             self._drop_collection(name)  # the old index belongs to the replaced snapshot
         log.info("corpus_built", corpus=name, observations=len(observations), matched=matched)
         return search_pb2.CorpusReply(text=self._render_built(stored, matched, "built"), corpus=stored)
 
     def list(self, req=None) -> search_pb2.ListCorporaReply:
-        corpora = list(self.backend.store.ListCorpora(store_pb2.ListCorporaRequest()).corpora)
+        corpora = list(self.backend.store.stub.ListCorpora(store_pb2.ListCorporaRequest()).corpora)
         if not corpora:
             text = "No corpora yet. Call build_corpus with a name and a filter to create one."
         else:
@@ -486,7 +486,7 @@ class Corpora:
             priming_state=state, last_job=corpus.last_job, digest_json=corpus.digest_json,
             session_id=corpus.session_id, history=corpus.history, created_at_epoch=corpus.created_at_epoch,
         )
-        stored = self.backend.store.PutCorpus(fresh)
+        stored = self.backend.store.stub.PutCorpus(fresh)
         log.info("corpus_rebuilt", corpus=name, observations=len(observations), state=state)
         return search_pb2.CorpusReply(text=self._render_built(stored, matched, "rebuilt"), corpus=stored)
 
@@ -541,11 +541,11 @@ class Corpora:
 
     def _page(self, query: str, filters: common_pb2.Filters, page: common_pb2.Page):
         if query:
-            reply = self.backend.store.Search(store_pb2.StoreSearchRequest(
+            reply = self.backend.store.stub.Search(store_pb2.StoreSearchRequest(
                 query=query, syntax=store_pb2.QUERY_SYNTAX_PLAIN, filters=filters,
                 order=common_pb2.ORDER_RELEVANCE, page=page))
             return list(reply.hits), reply.observation_total
-        reply = self.backend.store.ListRecent(store_pb2.ListRecentRequest(
+        reply = self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=filters, page=page, order=common_pb2.ORDER_DATE_DESC))
         return list(reply.rows), reply.total
 
@@ -554,14 +554,14 @@ class Corpora:
         for start in range(0, len(ids), RECORDS_BATCH):
             refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=i)
                     for i in ids[start:start + RECORDS_BATCH]]
-            reply = self.backend.store.GetRecords(store_pb2.GetRecordsRequest(refs=refs))
+            reply = self.backend.store.stub.GetRecords(store_pb2.GetRecordsRequest(refs=refs))
             out += [r.observation for r in reply.records if r.WhichOneof("record") == "observation"]
         return out
 
     # -- store helpers -------------------------------------------------------------------
     def _find(self, name: str) -> store_pb2.Corpus | None:
         try:
-            return self.backend.store.GetCorpus(store_pb2.GetCorpusRequest(name=name))
+            return self.backend.store.stub.GetCorpus(store_pb2.GetCorpusRequest(name=name))
         except NotFound:
             return None
 
@@ -589,7 +589,7 @@ class Corpora:
 
     def _drop_collection(self, name: str) -> None:
         try:
-            _detached(lambda: self.backend.vector.DropCorpus(vector_pb2.DropCorpusRequest(corpus=name)))
+            _detached(lambda: self.backend.vector.stub.DropCorpus(vector_pb2.DropCorpusRequest(corpus=name)))
         except Exception as err:  # best effort (also a channel closed at shutdown): the next prime resets it
             log.warning("corpus_drop_failed", corpus=name, error=str(err))
 
@@ -635,7 +635,7 @@ class Corpora:
                                          "wait for the job to finish")
             self._running[name] = stop
         try:
-            self.backend.store.UpdateCorpus(store_pb2.UpdateCorpusRequest(
+            self.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
                 name=name, priming_state="priming",
                 last_job=store_pb2.CorpusJob(kind=kind, outcome="running", started_at_epoch=now_ms(),
                                              total=_job_total(len(corpus.observation_ids))),
@@ -658,7 +658,7 @@ class Corpora:
                                            f"(default {DEFAULT_PASSAGES})")
         corpus = self._get(name)
         self._require_index(corpus)
-        passages = list(self.backend.vector.QueryCorpus(vector_pb2.QueryCorpusRequest(
+        passages = list(self.backend.vector.stub.QueryCorpus(vector_pb2.QueryCorpusRequest(
             corpus=name, text=question, limit=req.limit or DEFAULT_PASSAGES)).passages)
         evidence_ids = list(dict.fromkeys(p.observation_id for p in passages))
         answer, notice = "", ""
@@ -675,7 +675,7 @@ class Corpora:
         if not answer and not notice:
             notice = "No passage matched; nothing to answer from."
         if answer or not llm.is_configured(self.settings):
-            self.backend.store.UpdateCorpus(store_pb2.UpdateCorpusRequest(
+            self.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
                 name=name, append_turn=store_pb2.CorpusTurn(question=question, answer=answer,
                                                             citations=citations, created_at_epoch=now_ms())))
         refs = [search_pb2.CorpusPassageRef(observation_id=p.observation_id, text=p.text,
@@ -797,7 +797,7 @@ class _PrimeJob:
             return
         self._last_heartbeat = time.monotonic()
         try:
-            self.owner.backend.store.UpdateCorpus(store_pb2.UpdateCorpusRequest(
+            self.owner.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
                 name=self.name, last_job=self._job_record("running"), expected_state="priming"))
         except Aborted:
             raise FailedPrecondition(f'corpus "{self.name}" was rebuilt or replaced while it was being '
@@ -848,18 +848,18 @@ class _PrimeJob:
         """One batch, retried once after a transient failure: an upsert by stable ids (and a
         reset) can run twice without harm, and one hiccup should not waste a long job."""
         try:
-            self.owner.backend.vector.UpsertCorpusDocuments(request)
+            self.owner.backend.vector.stub.UpsertCorpusDocuments(request)
         except (Unavailable, DeadlineExceeded, Internal) as err:
             log.warning("corpus_batch_retry", corpus=self.name, error=str(err))
             time.sleep(RETRY_PAUSE_S)
             self._check()
-            self.owner.backend.vector.UpsertCorpusDocuments(request)
+            self.owner.backend.vector.stub.UpsertCorpusDocuments(request)
 
     def _finish(self, digest: dict) -> search_pb2.PrimeEvent:
         self._check()
         self.done = self.total
         try:
-            corpus = self.owner.backend.store.UpdateCorpus(store_pb2.UpdateCorpusRequest(
+            corpus = self.owner.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
                 name=self.name, priming_state="primed", last_job=self._job_record("succeeded"),
                 digest_json=digest_json(digest), session_id="ks_" + secrets.token_urlsafe(18),
                 clear_history=True, expected_state="priming"))
@@ -910,7 +910,7 @@ class _PrimeJob:
         request = store_pb2.UpdateCorpusRequest(name=self.name, priming_state=state, last_job=job,
                                                 expected_state="priming")
         try:
-            return _detached(lambda: self.owner.backend.store.UpdateCorpus(request))
+            return _detached(lambda: self.owner.backend.store.stub.UpdateCorpus(request))
         except Exception as err:  # replaced meanwhile (ABORTED), store down, or channel closed at shutdown
             log.warning("corpus_job_outcome_not_recorded", corpus=self.name, state=state, error=str(err))
             return None

@@ -80,7 +80,7 @@ class CursorStore:
 
     def create(self, state: SearchState) -> str:
         now = self.clock()
-        self.store.PurgeCursors(store_pb2.PurgeCursorsRequest(now_epoch=now))
+        self.store.stub.PurgeCursors(store_pb2.PurgeCursorsRequest(now_epoch=now))
         token = new_token()
         state.created_at_epoch = now
         self._save(token, state, now)
@@ -88,7 +88,7 @@ class CursorStore:
 
     def load(self, token: str) -> SearchState:
         try:
-            cursor = self.store.LoadCursor(store_pb2.LoadCursorRequest(token=token, now_epoch=self.clock()))
+            cursor = self.store.stub.LoadCursor(store_pb2.LoadCursorRequest(token=token, now_epoch=self.clock()))
         except NotFound:
             raise NotFound(EXPIRED_MESSAGE) from None
         return SearchState.from_json(cursor.state_json)
@@ -97,6 +97,6 @@ class CursorStore:
         self._save(token, state, self.clock())
 
     def _save(self, token: str, state: SearchState, now: int) -> None:
-        self.store.SaveCursor(store_pb2.Cursor(token=token, state_json=state.to_json(),
+        self.store.stub.SaveCursor(store_pb2.Cursor(token=token, state_json=state.to_json(),
                                                created_at_epoch=state.created_at_epoch or now,
                                                expires_at_epoch=now + self.ttl_ms))

@@ -51,7 +51,7 @@ def store_timeline(core: "Retrieval", anchor: common_pb2.Ref | int, before: int,
         request.epoch = anchor
     else:
         request.ref.CopyFrom(anchor)
-    return core.backend.store.Timeline(request)
+    return core.backend.store.stub.Timeline(request)
 
 
 def timeline(core: "Retrieval", req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
@@ -110,7 +110,7 @@ def get_observations(core: "Retrieval", req: search_pb2.GetObservationsRequest) 
         raise InvalidArgument("limit", f"must be 0 (all asked) or more (got {req.limit})")
     order = parse_order(req.order_by, _DETAIL_ORDERS)
     refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=i) for i in ids]
-    records = core.backend.store.GetRecords(store_pb2.GetRecordsRequest(refs=refs, project=req.project.strip()))
+    records = core.backend.store.stub.GetRecords(store_pb2.GetRecordsRequest(refs=refs, project=req.project.strip()))
     found = [r.observation for r in records.records if r.WhichOneof("record") == "observation"]
     found.sort(key=lambda o: (o.created_at_epoch, o.id), reverse=order == common_pb2.ORDER_DATE_DESC)
     if req.limit:

@@ -261,7 +261,7 @@ class MemSearchEngine:
                  state: SearchState) -> list[search_pb2.MemDetail]:
         if not rows:
             return []
-        records = self.store.GetRecords(store_pb2.GetRecordsRequest(refs=[row.ref for row in rows])).records
+        records = self.store.stub.GetRecords(store_pb2.GetRecordsRequest(refs=[row.ref for row in rows])).records
         by_id = {display_id(_record_ref(record)): record for record in records}
         uses = self._tool_use_refs([row.ref.id for row in rows if _is_observation(row)])
         details = []
@@ -284,7 +284,7 @@ class MemSearchEngine:
     def _tool_use_refs(self, observation_ids: list[int]) -> dict[int, list[search_pb2.ToolUseRef]]:
         if not observation_ids:
             return {}
-        found = self.store.GetToolUses(store_pb2.GetToolUsesRequest(observation_ids=observation_ids,
+        found = self.store.stub.GetToolUses(store_pb2.GetToolUsesRequest(observation_ids=observation_ids,
                                                                     limit=TOOL_USES_PER_DETAIL_CALL))
         wanted = set(observation_ids)
         grouped: dict[int, list[search_pb2.ToolUseRef]] = {}
@@ -341,7 +341,7 @@ class MemSearchEngine:
     # layer 4 ---------------------------------------------------------------------------
     def get_tool_uses(self, req: search_pb2.GetToolUsesToolRequest) -> search_pb2.GetToolUsesReply:
         query = validate_tool_uses(req)
-        found = list(self.store.GetToolUses(query).tool_uses)[: query.limit]
+        found = list(self.store.stub.GetToolUses(query).tool_uses)[: query.limit]
         lines = [EVIDENCE_NOTICE, ""]
         if not found:
             lines.append("No recorded tool uses match; check the ids (named in mem_search details) "

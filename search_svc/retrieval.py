@@ -102,7 +102,7 @@ class _VectorProbe:
             if self._clock() - self._checked_at < PROBE_TTL_S:
                 return self._up
         try:
-            self._backend.vector.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
+            self._backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
             up = True
         except MnemoError:
             up = False
@@ -172,7 +172,7 @@ class Retrieval:
 
     def _listing(self, filters, limit: int, offset: int, order: int) -> HybridResult:
         order = common_pb2.ORDER_DATE_DESC if order == common_pb2.ORDER_RELEVANCE else order
-        reply = self.backend.store.ListRecent(store_pb2.ListRecentRequest(
+        reply = self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=filters, page=common_pb2.Page(limit=limit, offset=offset), order=order))
         counts = search_pb2.SearchCounts(total=reply.total)
         for kind, attr in ((common_pb2.DOC_KIND_OBSERVATION, "observations"),
@@ -187,12 +187,12 @@ class Retrieval:
         narrowed.CopyFrom(filters)
         narrowed.ClearField("kinds")
         narrowed.kinds.append(kind)
-        return self.backend.store.ListRecent(store_pb2.ListRecentRequest(
+        return self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=narrowed, page=common_pb2.Page(limit=1))).total
 
     def _lexical(self, query, filters, order, operators, *, offset: int, limit: int) -> store_pb2.StoreSearchResponse:
         syntax = store_pb2.QUERY_SYNTAX_OPERATORS if operators else store_pb2.QUERY_SYNTAX_PLAIN
-        return self.backend.store.Search(store_pb2.StoreSearchRequest(
+        return self.backend.store.stub.Search(store_pb2.StoreSearchRequest(
             query=query, syntax=syntax, filters=filters, order=order,
             page=common_pb2.Page(limit=limit, offset=offset)))
 
@@ -206,7 +206,7 @@ class Retrieval:
 
     def _query_vector(self, request, timeout: float):
         try:
-            reply = self.backend.vector.Query(request, timeout=timeout)
+            reply = self.backend.vector.stub.Query(request, timeout=timeout)
         except _VECTOR_FAILURES as err:
             return err
         return reply
@@ -225,7 +225,7 @@ class Retrieval:
         if not hits:
             return _Semantic(), ""
         distance = {ref_key(hit.ref): hit.distance for hit in hits}
-        rows = self.backend.store.Hydrate(store_pb2.HydrateRequest(
+        rows = self.backend.store.stub.Hydrate(store_pb2.HydrateRequest(
             refs=[hit.ref for hit in hits], filters=filters)).rows
         return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows]), ""
 

@@ -140,11 +140,11 @@ class Writes:
     def save_memory(self, req: search_pb2.SaveMemoryRequest) -> search_pb2.SaveMemoryReply:
         observation = validate_memory(req)
         session_id = memory_session_id(observation.project)
-        self.store.UpsertSession(store_pb2.UpsertSessionRequest(
+        self.store.stub.UpsertSession(store_pb2.UpsertSessionRequest(
             content_session_id=session_id, memory_session_id=session_id, project=observation.project,
             custom_title=f"Memories saved with save_memory in {one_line(observation.project, 200)}"))
         observation.memory_session_id = session_id
-        added = self.store.AddObservations(store_pb2.AddObservationsRequest(observations=[observation]))
+        added = self.store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=[observation]))
         memory_id, created = added.ids[0], added.created[0]
         verb = "Saved memory" if created else "Already saved (identical memory) as"
         text = (f'{verb} #{memory_id} ({observation.type}) in project "{inline(observation.project, 120)}": '
@@ -163,7 +163,7 @@ class Writes:
         write = store_pb2.WriteWorkStateRequest(project=project, key=key, content=clean(req.content),
                                                 expected_version=req.expected_version)
         try:
-            state = self.store.WriteWorkState(write)
+            state = self.store.stub.WriteWorkState(write)
         except Aborted:
             raise self._conflict(project, key, req.expected_version) from None
         text = (f'Saved work state of project "{inline(project, 120)}", key "{inline(state.key, 60)}" '
@@ -171,7 +171,7 @@ class Writes:
         return search_pb2.WorkStateReply(text=text, current=state)
 
     def _conflict(self, project: str, key: str, expected: int) -> Aborted:
-        current = self.store.ReadWorkState(store_pb2.ReadWorkStateRequest(project=project, key=key)).current
+        current = self.store.stub.ReadWorkState(store_pb2.ReadWorkStateRequest(project=project, key=key)).current
         return Aborted(f"expected_version: the work state is at version {current.version}, not {expected}; "
                        f"read it with work_state_read, merge your change, and write again with "
                        f"expected_version={current.version}")
@@ -181,7 +181,7 @@ class Writes:
         if not 0 <= req.history <= WORK_HISTORY_MAX:
             raise InvalidArgument("history", f"must be an integer from 0 to {WORK_HISTORY_MAX}, "
                                   f"got {req.history}")
-        found = self.store.ReadWorkState(store_pb2.ReadWorkStateRequest(project=project, key=key,
+        found = self.store.stub.ReadWorkState(store_pb2.ReadWorkStateRequest(project=project, key=key,
                                                                         history=req.history))
         reply = search_pb2.WorkStateReply(history=found.history)
         if found.HasField("current"):
@@ -227,7 +227,7 @@ class Writes:
     def _recent(self, project: str, kind: int, limit: int) -> list[common_pb2.IndexRow]:
         if limit <= 0:
             return []
-        found = self.store.ListRecent(store_pb2.ListRecentRequest(
+        found = self.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=common_pb2.Filters(project=project, kinds=[kind]), page=common_pb2.Page(limit=limit),
             order=common_pb2.ORDER_DATE_DESC))
         return list(found.rows)
@@ -236,7 +236,7 @@ class Writes:
         rows = self._recent(project, common_pb2.DOC_KIND_SUMMARY, self.settings.context_summaries)
         if not rows:
             return []
-        records = self.store.GetRecords(store_pb2.GetRecordsRequest(refs=[row.ref for row in rows],
+        records = self.store.stub.GetRecords(store_pb2.GetRecordsRequest(refs=[row.ref for row in rows],
                                                                     project=project))
         return [record.summary for record in records.records if record.WhichOneof("record") == "summary"]
 

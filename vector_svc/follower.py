@@ -66,7 +66,7 @@ class Follower:
     def status(self) -> vector_pb2.VectorStatusResponse:
         watermark = self.index.watermark()
         try:
-            head = self.store.ReadChanges(store_pb2.ReadChangesRequest(after_seq=watermark, limit=1)).head_seq
+            head = self.store.stub.ReadChanges(store_pb2.ReadChangesRequest(after_seq=watermark, limit=1)).head_seq
         except MnemoError:
             head = 0  # the store is unreachable: unknown head, reported as 0 (see the proto)
         return vector_pb2.VectorStatusResponse(
@@ -86,7 +86,7 @@ class Follower:
             if want <= 0:
                 break
             after = self.index.watermark(collection)
-            reply = self.store.ReadChanges(store_pb2.ReadChangesRequest(after_seq=after, limit=want))
+            reply = self.store.stub.ReadChanges(store_pb2.ReadChangesRequest(after_seq=after, limit=want))
             if not reply.changes:
                 if reply.head_seq < after:
                     raise FailedPrecondition(

@@ -57,7 +57,7 @@ def run_reindex(settings: Settings, args: argparse.Namespace) -> int:
     client = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
     started = time.monotonic()
     try:
-        reply = client.Rebuild(vector_pb2.VectorRebuildRequest(), timeout=REINDEX_TIMEOUT_S)
+        reply = client.stub.Rebuild(vector_pb2.VectorRebuildRequest(), timeout=REINDEX_TIMEOUT_S)
     except Unavailable as err:
         raise Unavailable(
             f"vector_svc is not reachable at {address} ({err.message}); start it with "

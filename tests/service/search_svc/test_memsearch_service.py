@@ -44,9 +44,9 @@ def _observation(i: int, title: str, narrative: str, *, tool_use_ids=()) -> comm
 
 
 def _seed(store) -> SimpleNamespace:
-    store.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="s1", memory_session_id="mem-s1",
+    store.stub.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="s1", memory_session_id="mem-s1",
                                                        project=PROJECT, started_at_epoch=BASE_EPOCH))
-    uses = [store.RecordToolUse(store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
+    uses = [store.stub.RecordToolUse(store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
         content_session_id="s1", tool_use_id=f"toolu_{n:02d}", tool_name="Edit" if n % 2 else "Bash",
         tool_input='{"command": "' + "x" * (6000 + n) + '"}', tool_response="ok " * 10,
         created_at_epoch=BASE_EPOCH + n * 1000))) for n in range(8)]
@@ -57,11 +57,11 @@ def _seed(store) -> SimpleNamespace:
                                      "login narrative\n## #998 · fake heading\n| a | b |"))
     observations += [_observation(100 + i, f"Database migration note {i}", "Schema version bump for billing.")
                      for i in range(5)]
-    ids = list(store.AddObservations(store_pb2.AddObservationsRequest(observations=observations)).ids)
-    store.RecordPrompt(store_pb2.RecordPromptRequest(
+    ids = list(store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=observations)).ids)
+    store.stub.RecordPrompt(store_pb2.RecordPromptRequest(
         content_session_id="s1", project=PROJECT, prompt_text="Why does the quokka login page loop?",
         created_at_epoch=BASE_EPOCH + 30_000))
-    store.AddSummaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
+    store.stub.AddSummaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
         memory_session_id="mem-s1", project=PROJECT, request="Fix the quokka login loop",
         completed="Redirect fixed", next_steps="Add a test", created_at_epoch=BASE_EPOCH + 40 * 60_000)]))
     return SimpleNamespace(ids=ids, uses=uses, hostile_id=ids[LOGIN_COUNT - 1])
@@ -81,7 +81,7 @@ def ms():
     store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
     seeded = _seed(store)
     vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
-    vector.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
+    vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
     channel = open_channel(started[-1][0].address)
     try:
         yield SimpleNamespace(settings=settings, store=store, seeded=seeded,
@@ -229,7 +229,7 @@ def test_pages_never_repeat_or_skip_a_result(ms):
     seen = [row.display_id for page in pages for row in page.rows]
     assert len(seen) == len(set(seen)) == first.total
     assert [page.offset for page in pages] == list(range(0, first.total, 7))
-    state = ms.store.LoadCursor(store_pb2.LoadCursorRequest(token=first.continuation, now_epoch=0))
+    state = ms.store.stub.LoadCursor(store_pb2.LoadCursorRequest(token=first.continuation, now_epoch=0))
     assert '"offset":%d' % first.total in state.state_json
     full = ms.search.Search(search_pb2.SearchRequest(query="login", limit=100))
     assert seen == [row.display_id for row in full.rows]
@@ -304,7 +304,7 @@ def test_cursors_expire_on_the_injected_clock_and_are_purged(ms):
             engine.mem_search(search_pb2.MemSearchRequest(continuation=first.continuation))
         engine.mem_search(search_pb2.MemSearchRequest(query="migration"))  # purges expired cursors
         with pytest.raises(NotFound):  # gone from the store, even for a clock before its expiry
-            backend.store.LoadCursor(store_pb2.LoadCursorRequest(token=first.continuation,
+            backend.store.stub.LoadCursor(store_pb2.LoadCursorRequest(token=first.continuation,
                                                                  now_epoch=BASE_EPOCH))
     finally:
         retrieval.close()
