@@ -28,13 +28,18 @@ sys.path.insert(0, str(REPO_ROOT))
 from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import open_channel  # noqa: E402
 from mnemo.v1 import (  # noqa: E402
-    common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc,
+    common_pb2,
+    search_pb2,
+    search_pb2_grpc,
+    store_pb2,
+    store_pb2_grpc,
+    vector_pb2,
+    vector_pb2_grpc,
 )
 from search_svc.corpus import observation_passages  # noqa: E402
 
 TYPES = ("bugfix", "decision", "feature", "discovery", "refactor", "change")
-WORDS = ("cache token session pool retry index schema socket parser config migration lock queue "
-         "buffer encoder stream cursor vector window budget").split()
+WORDS = ["cache", "token", "session", "pool", "retry", "index", "schema", "socket", "parser", "config", "migration", "lock", "queue", "buffer", "encoder", "stream", "cursor", "vector", "window", "budget"]
 
 
 def observation(i: int) -> common_pb2.Observation:

@@ -90,17 +90,16 @@ async def mcp_search_latencies(env: dict[str, str], queries: list[str]) -> list[
     params = StdioServerParameters(command=sys.executable, args=["-m", "mnemo.cli", "mcp"], env=env, cwd=str(REPO))
     out = []
     with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                await session.list_tools()
-                for q in queries[:10]:  # warm up
-                    await session.call_tool("search", {"query": q, "limit": 10})
-                for q in queries:
-                    started = time.perf_counter()
-                    result = await session.call_tool("search", {"query": q, "limit": 10})
-                    out.append(time.perf_counter() - started)
-                    assert not result.is_error, result.content
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            for q in queries[:10]:  # warm up
+                await session.call_tool("search", {"query": q, "limit": 10})
+            for q in queries:
+                started = time.perf_counter()
+                result = await session.call_tool("search", {"query": q, "limit": 10})
+                out.append(time.perf_counter() - started)
+                assert not result.is_error, result.content
     return out
 
 

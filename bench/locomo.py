@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,8 +41,7 @@ DATA_DIR = REPO.parent / "shared" / "data" / "locomo"
 
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import connect  # noqa: E402
-from mnemo.v1 import (common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc,  # noqa: E402
-                      vector_pb2, vector_pb2_grpc)
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
@@ -96,7 +95,7 @@ def _locate(dev, conv_index: int, qa_index: int, question: str) -> tuple[str, in
 
 def session_epoch(text: str) -> int:
     """'1:56 pm on 8 May, 2023' -> epoch ms (UTC)."""
-    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 
 

@@ -37,20 +37,8 @@ from store_svc.core import Store  # noqa: E402
 BATCH = 500
 TYPES = ("decision", "bugfix", "feature", "refactor", "discovery", "change")
 CONCEPTS = ("how-it-works", "gotcha", "pattern", "trade-off", "problem-solution", "why-it-exists")
-_WORDS = """
-auth token session cookie redirect middleware login logout password hash salt cache redis memcached
-query index sqlite postgres migration schema column table trigger transaction rollback commit lock
-retry timeout deadline backoff queue worker thread pool async await future promise callback event
-handler router endpoint request response header status payload json parse serialize encode decode
-config setting environment variable flag default override precedence file path directory module
-package import export build compile bundle test fixture mock assert coverage benchmark latency
-throughput memory leak garbage collector profile trace span metric log level error exception stack
-frame parser tokenizer lexer grammar syntax tree node visitor compiler optimizer vector embedding
-model search rank score filter sort page cursor offset limit stream chunk buffer socket connection
-channel server client proxy gateway service container deploy kubernetes docker image registry
-version release tag branch merge rebase conflict review patch diff commit hook script shell command
-""".split()
-_FILLER = "the a was because when then so that it we this with for and of to in on after before".split()
+_WORDS = ["auth", "token", "session", "cookie", "redirect", "middleware", "login", "logout", "password", "hash", "salt", "cache", "redis", "memcached", "query", "index", "sqlite", "postgres", "migration", "schema", "column", "table", "trigger", "transaction", "rollback", "commit", "lock", "retry", "timeout", "deadline", "backoff", "queue", "worker", "thread", "pool", "async", "await", "future", "promise", "callback", "event", "handler", "router", "endpoint", "request", "response", "header", "status", "payload", "json", "parse", "serialize", "encode", "decode", "config", "setting", "environment", "variable", "flag", "default", "override", "precedence", "file", "path", "directory", "module", "package", "import", "export", "build", "compile", "bundle", "test", "fixture", "mock", "assert", "coverage", "benchmark", "latency", "throughput", "memory", "leak", "garbage", "collector", "profile", "trace", "span", "metric", "log", "level", "error", "exception", "stack", "frame", "parser", "tokenizer", "lexer", "grammar", "syntax", "tree", "node", "visitor", "compiler", "optimizer", "vector", "embedding", "model", "search", "rank", "score", "filter", "sort", "page", "cursor", "offset", "limit", "stream", "chunk", "buffer", "socket", "connection", "channel", "server", "client", "proxy", "gateway", "service", "container", "deploy", "kubernetes", "docker", "image", "registry", "version", "release", "tag", "branch", "merge", "rebase", "conflict", "review", "patch", "diff", "commit", "hook", "script", "shell", "command"]
+_FILLER = ["the", "a", "was", "because", "when", "then", "so", "that", "it", "we", "this", "with", "for", "and", "of", "to", "in", "on", "after", "before"]
 
 
 def _vocabulary() -> tuple[list[str], list[float]]:

@@ -30,8 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import connect, open_channel  # noqa: E402
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc  # noqa: E402
-from mnemo.v1 import vector_pb2, vector_pb2_grpc  # noqa: E402
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402  # noqa: E402
 
 COMPONENTS = {
     "auth": ["src/auth/session.py", "src/auth/tokens.py", "src/auth/middleware.py", "tests/test_login.py"],

@@ -24,14 +24,7 @@ from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # n
 from mnemo.grpc_client import open_channel  # noqa: E402
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
 
-WORDS = (
-    "the a of to in and for with on by from store vector index chroma sqlite grpc service client "
-    "server session prompt observation summary search query filter project cache token deadline "
-    "retry timeout socket config schema migration embedding model chunk batch feed watermark "
-    "rebuild restart lock thread worker queue error bug fix feature refactor decision test file "
-    "path function class module import export parse render format response request stream write "
-    "read delete update insert latency throughput memory disk network handler hook gateway tool"
-).split()
+WORDS = ["the", "a", "of", "to", "in", "and", "for", "with", "on", "by", "from", "store", "vector", "index", "chroma", "sqlite", "grpc", "service", "client", "server", "session", "prompt", "observation", "summary", "search", "query", "filter", "project", "cache", "token", "deadline", "retry", "timeout", "socket", "config", "schema", "migration", "embedding", "model", "chunk", "batch", "feed", "watermark", "rebuild", "restart", "lock", "thread", "worker", "queue", "error", "bug", "fix", "feature", "refactor", "decision", "test", "file", "path", "function", "class", "module", "import", "export", "parse", "render", "format", "response", "request", "stream", "write", "read", "delete", "update", "insert", "latency", "throughput", "memory", "disk", "network", "handler", "hook", "gateway", "tool"]
 
 
 def sentence(rng: random.Random, words: int) -> str:

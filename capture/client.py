@@ -142,9 +142,11 @@ _SERVICES = {"store": "StoreService", "search": "SearchService"}
 def _method(service: str, method: str) -> tuple[str, Any]:
     """(service name, reply message class) of a method, from the generated descriptors."""
     if service == "store":
-        from mnemo.v1 import common_pb2, store_pb2 as module
+        from mnemo.v1 import common_pb2
+        from mnemo.v1 import store_pb2 as module
     else:
-        from mnemo.v1 import common_pb2, search_pb2 as module
+        from mnemo.v1 import common_pb2
+        from mnemo.v1 import search_pb2 as module
     name = _SERVICES[service]
     descriptor = module.DESCRIPTOR.services_by_name[name].methods_by_name[method]
     reply = descriptor.output_type.name

@@ -20,9 +20,7 @@ import json
 import os
 import sys
 import time
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from capture.journal import Journal, SessionState, entries_digest
 from capture.project import project_name

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Iterable
+from typing import Any
 
 from mnemo.privacy import clean
 
@@ -44,7 +45,7 @@ class Draft:
     files_read: list[str] = field(default_factory=list)
     files_modified: list[str] = field(default_factory=list)
 
-    def cleaned(self) -> "Draft":
+    def cleaned(self) -> Draft:
         """Every text privacy-cleaned and capped; lists deduplicated in order."""
         return Draft(
             type=self.type,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from capture.observer import ToolEvent, command_kind, shell_outcome
 from mnemo.privacy import clean
@@ -74,7 +74,7 @@ class _Run:
     detail: str
 
     @staticmethod
-    def of(event: ToolEvent) -> "_Run":
+    def of(event: ToolEvent) -> _Run:
         inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
         command = str(inputs.get("command", "")).strip()
         outcome = shell_outcome(event.tool_response)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from mnemo.privacy import clean
 

@@ -9,7 +9,8 @@ they are (mapped to MnemoError), since the service may already have acted.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 

@@ -8,8 +8,9 @@ UTF-8 byte limits that JSON Schema cannot express.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from gateway import handlers as h
 from gateway.schemas import (

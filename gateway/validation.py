@@ -6,7 +6,7 @@ Draft 2020-12, one compiled validator per tool. Errors name the field and the ru
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from mnemo.errors import InvalidArgument
@@ -14,7 +14,7 @@ from mnemo.errors import InvalidArgument
 _MAX_ERRORS = 5
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(tool_name: str):
     from jsonschema import Draft202012Validator  # lazy: keeps the gateway's cold start lean
 

@@ -13,19 +13,19 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import grpc
 import structlog
-
-from mnemo.logs import get_logger
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from mnemo.errors import InvalidArgument, MnemoError
+from mnemo.logs import get_logger
 from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, time_remaining
 
 log = get_logger("mnemo.grpc")

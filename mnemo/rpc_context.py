@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import ipaddress
-from typing import Callable
+from collections.abc import Callable
 
 REQUEST_ID_KEY = "x-request-id"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from mnemo.errors import InvalidArgument
 
@@ -14,7 +14,7 @@ def now_ms() -> int:
 
 def iso_from_ms(epoch_ms: int) -> str:
     """`2026-01-15T14:00:00.000Z`, the shape claude-mem stores."""
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
 
 
@@ -29,7 +29,7 @@ def parse_instant(text: str, field: str, *, end_of_day: bool = False) -> int:
         return int(raw)
     try:
         if len(raw) == 10:
-            day = datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+            day = datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC)
             if end_of_day:
                 day += timedelta(days=1, milliseconds=-1)
             return int(day.timestamp() * 1000)
@@ -37,5 +37,5 @@ def parse_instant(text: str, field: str, *, end_of_day: bool = False) -> int:
     except ValueError:
         raise InvalidArgument(field, f"expected an ISO-8601 date or timestamp, got {text[:40]!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)

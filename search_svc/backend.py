@@ -17,7 +17,7 @@ class Backend:
     vector: ServiceClient
 
     @classmethod
-    def connect(cls, settings: Settings) -> "Backend":
+    def connect(cls, settings: Settings) -> Backend:
         return cls(
             store=connect(settings, "store", store_pb2_grpc.StoreServiceStub),
             vector=connect(settings, "vector", vector_pb2_grpc.VectorServiceStub),

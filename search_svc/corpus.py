@@ -30,8 +30,8 @@ import secrets
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
 
 from mnemo import llm
 from mnemo.errors import (

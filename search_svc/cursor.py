@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from google.protobuf import json_format
 
@@ -62,7 +62,7 @@ class SearchState:
         return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, text: str) -> "SearchState":
+    def from_json(cls, text: str) -> SearchState:
         return cls(**json.loads(text))
 
 

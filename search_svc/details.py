@@ -44,7 +44,7 @@ def depth(req: search_pb2.TimelineRequest, name: str) -> int:
     return value
 
 
-def store_timeline(core: "Retrieval", anchor: common_pb2.Ref | int, before: int, after: int,
+def store_timeline(core: Retrieval, anchor: common_pb2.Ref | int, before: int, after: int,
                    filters: common_pb2.Filters) -> store_pb2.StoreTimelineResponse:
     request = store_pb2.StoreTimelineRequest(depth_before=before, depth_after=after, filters=filters)
     if isinstance(anchor, int):
@@ -54,7 +54,7 @@ def store_timeline(core: "Retrieval", anchor: common_pb2.Ref | int, before: int,
     return core.backend.store.stub.Timeline(request)
 
 
-def timeline(core: "Retrieval", req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
+def timeline(core: Retrieval, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
     anchor_text, query = req.anchor.strip(), req.query.strip()
     if bool(anchor_text) == bool(query):
         raise InvalidArgument("anchor", "give exactly one of anchor (an id or timestamp) and query")
@@ -81,7 +81,7 @@ def timeline(core: "Retrieval", req: search_pb2.TimelineRequest) -> search_pb2.T
     return search_pb2.TimelineReply(text=text, items=rows, anchor_index=reply.anchor_index, anchor=anchor_label)
 
 
-def context_rows(core: "Retrieval", ref: common_pb2.Ref, before: int, after: int,
+def context_rows(core: Retrieval, ref: common_pb2.Ref, before: int, after: int,
                  project: str) -> list[common_pb2.IndexRow]:
     """Up to `before` and `after` neighbours of a record in time order, the record itself excluded."""
     before, after = max(0, min(before, MAX_DEPTH)), max(0, min(after, MAX_DEPTH))
@@ -99,7 +99,7 @@ def context_rows(core: "Retrieval", ref: common_pb2.Ref, before: int, after: int
     return rows[max(0, position - before):position] + rows[position + 1:position + 1 + after]
 
 
-def get_observations(core: "Retrieval", req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply:
+def get_observations(core: Retrieval, req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply:
     ids = list(dict.fromkeys(req.ids))
     if not 1 <= len(ids) <= MAX_OBSERVATION_IDS:
         raise InvalidArgument("ids", f"give between 1 and {MAX_OBSERVATION_IDS} observation ids (got {len(ids)})")

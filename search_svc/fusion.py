@@ -30,8 +30,8 @@ fused order is deterministic (pagination never repeats or skips a record).
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Sequence
 
 Key = Hashable
 

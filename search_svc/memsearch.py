@@ -16,8 +16,8 @@ change the reply's shape. docs/mem_search.md has the long form.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from mnemo.config import Settings
 from mnemo.errors import InvalidArgument

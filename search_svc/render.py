@@ -14,9 +14,9 @@ configured `display_tz` (`2026-01-15T15:00+01:00`). Paths are shown as stored.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone, tzinfo
-from typing import Iterable, Sequence
+from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mnemo.logs import get_logger
@@ -84,16 +84,16 @@ def display_id(ref: common_pb2.Ref) -> str:
 
 def resolve_tz(name: str) -> tzinfo:
     if not name or name.upper() == "UTC":
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         log.warning("unknown display_tz, using UTC", display_tz=name)
-        return timezone.utc
+        return UTC
 
 
 def format_time(epoch_ms: int, tz: tzinfo, *, seconds: bool = False) -> str:
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc).astimezone(tz)
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).astimezone(tz)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S" if seconds else "%Y-%m-%dT%H:%M")
     offset = moment.utcoffset()
     if not offset:

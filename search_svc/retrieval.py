@@ -41,15 +41,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from mnemo.config import Settings
-from mnemo.errors import (DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError,
-                          Unavailable)
+from mnemo.errors import DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
+from search_svc import details
 from search_svc.backend import Backend
 from search_svc.fusion import DEFAULT_FUSION, FusionParams, fuse, with_context
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, restricting_operators, search_args, semantic_text
-from search_svc import details
 
 log = get_logger(__name__)
 

@@ -6,8 +6,8 @@ to status codes (mnemo.grpc_server), so no RPC here catches anything.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import grpc
 

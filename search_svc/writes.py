@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from mnemo.config import Settings
 from mnemo.errors import Aborted, InvalidArgument
@@ -259,7 +259,7 @@ class ContextText:
         self.now_epoch = now_epoch
 
     def _local(self, epoch_ms: int, pattern: str) -> str:
-        moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+        moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
         return moment.astimezone(self.renderer.tz).strftime(pattern)
 
     def fit(self, observations: list[common_pb2.IndexRow], summaries: list[common_pb2.Summary],

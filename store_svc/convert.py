@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from mnemo.timefmt import iso_from_ms
 from mnemo.v1 import common_pb2, store_pb2

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from mnemo.errors import InvalidArgument, NotFound, Unavailable
 from mnemo.logs import get_logger
@@ -104,7 +104,7 @@ class Store:
         self._closed = False
 
     @classmethod
-    def from_settings(cls, settings) -> "Store":
+    def from_settings(cls, settings) -> Store:
         return cls(settings.database, tool_uses_cap_bytes=settings.tool_uses_cap_bytes,
                    cursor_ttl_s=settings.cursor_ttl_s)
 

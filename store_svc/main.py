@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from mnemo.config import Settings
 from mnemo.grpc_server import ServerHandle, build_server

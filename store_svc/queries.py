@@ -7,8 +7,8 @@ SQLite only as parameters, and FTS5 expressions come from mnemo.query (quoted to
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from mnemo.query import ParsedQuery, exclusion_fts5, like_pattern, to_fts5, trigram_fts5
 from mnemo.v1 import common_pb2

@@ -8,10 +8,10 @@ import sqlite3
 from google.protobuf import json_format
 
 from mnemo.errors import Aborted, InvalidArgument, NotFound
-from store_svc.writes import clean
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import store_pb2
 from store_svc import convert, validate
+from store_svc.writes import clean
 
 DEFAULT_KEY = "default"
 

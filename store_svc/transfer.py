@@ -11,13 +11,13 @@ item is reported and the rest are imported.
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from mnemo.errors import InvalidArgument, MnemoError
 from mnemo.logs import get_logger
-from store_svc.writes import clean
 from mnemo.v1 import common_pb2, store_pb2
 from store_svc import convert, queries, validate, writes
+from store_svc.writes import clean
 
 log = get_logger(__name__)
 

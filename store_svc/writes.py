@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from mnemo.errors import InvalidArgument, NotFound
 from mnemo import privacy
+from mnemo.errors import InvalidArgument, NotFound
 from mnemo.query import has_cjk
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2

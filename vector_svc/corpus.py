@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from chromadb.errors import NotFoundError
 

@@ -11,8 +11,8 @@ Document ids (one record yields several documents; long text gets `_c<n>` suffix
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from mnemo.v1 import common_pb2
 

@@ -23,8 +23,9 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
@@ -323,7 +324,7 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
         self._lock = threading.Lock()
 
     @classmethod
-    def for_embedder(cls, embedder: Embedder) -> "MnemoEmbeddingFunction":
+    def for_embedder(cls, embedder: Embedder) -> MnemoEmbeddingFunction:
         return cls(embedder.key, embedder.model, embedder.dimension, instance=embedder)
 
     def __call__(self, input: Documents) -> Embeddings:
@@ -340,7 +341,7 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
         return dict(self._config)
 
     @staticmethod
-    def build_from_config(config: dict[str, Any]) -> "MnemoEmbeddingFunction":
+    def build_from_config(config: dict[str, Any]) -> MnemoEmbeddingFunction:
         return MnemoEmbeddingFunction(config["embedder"], config["model"], int(config["dimension"]))
 
     def default_space(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import urlparse
 
 import chromadb

@@ -22,12 +22,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.conftest import wait_for
-
 from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
 from search_svc.corpus import WORK_LOG
+from tests.conftest import wait_for
 from tests.service.gateway.mcp_support import REPO_ROOT, gateway_env, mcp_session, result_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.chroma, pytest.mark.slow]

@@ -119,7 +119,7 @@ def test_export_then_import_into_an_empty_home_is_lossless(settings, store_serve
     local = {"id", "tool_use_ids", "observation_ids"}
 
     def comparable(records):
-        return sorted((json.dumps({k: v for k, v in r.items() if k not in local}, sort_keys=True) for r in records))
+        return sorted(json.dumps({k: v for k, v in r.items() if k not in local}, sort_keys=True) for r in records)
 
     assert len(copied) == len(original)
     assert comparable(copied) == comparable(original)

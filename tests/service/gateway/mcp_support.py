@@ -8,9 +8,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
 
 from mnemo.config import Settings
 from mnemo.grpc_server import build_server
@@ -37,10 +37,9 @@ async def mcp_session(env: dict[str, str]) -> AsyncIterator:
 
     params = StdioServerParameters(command=GATEWAY_ARGV[0], args=GATEWAY_ARGV[1:], env=env, cwd=str(REPO_ROOT))
     with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
 
 
 def result_text(result) -> str:

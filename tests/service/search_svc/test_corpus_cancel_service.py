@@ -13,7 +13,7 @@ from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, vector_pb2
 from search_svc.corpus import WORK_LOG
-from tests.conftest import wait_for, start_service
+from tests.conftest import start_service, wait_for
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma, pytest.mark.slow]
 

@@ -15,11 +15,10 @@ from types import SimpleNamespace
 import grpc
 import pytest
 
-from mnemo.config import load_settings, ensure_private_dirs, with_overrides
+from mnemo.config import ensure_private_dirs, load_settings, with_overrides
 from mnemo.errors import NotFound
 from mnemo.grpc_client import connect, open_channel
-from mnemo.v1 import (common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2,
-                      vector_pb2_grpc)
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
 from search_svc.backend import Backend
 from search_svc.memsearch import EVIDENCE_NOTICE, MemSearchEngine
 from search_svc.retrieval import Retrieval

@@ -3,14 +3,11 @@ embedder, search), through gRPC."""
 
 from __future__ import annotations
 
-import time
-
 import grpc
 import pytest
 
+from mnemo.v1 import common_pb2, search_pb2, store_pb2
 from tests.conftest import add_observation, sync_vectors
-
-from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
 

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import grpc
 import pytest
 
-from tests.conftest import add_observation, sync_vectors
-
-from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
+from mnemo.v1 import common_pb2, search_pb2, store_pb2
 from search_svc.backend import Backend
 from search_svc.render import EVIDENCE_NOTICE
 from search_svc.retrieval import Retrieval
+from tests.conftest import add_observation, sync_vectors
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
 

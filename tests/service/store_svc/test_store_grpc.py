@@ -5,8 +5,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from mnemo.grpc_client import error_from_rpc, open_channel
 from mnemo.errors import InvalidArgument
+from mnemo.grpc_client import error_from_rpc, open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
 from tests.conftest import start_service
 from tests.unit.store_svc.hostile import hostile_queries

@@ -6,8 +6,15 @@ import json
 
 import pytest
 
-from capture.transfer import (ClaudeMemDatabase, detect_format, dict_to_message, item_to_record, read_claude_mem_json,
-                            read_jsonl, record_to_item)
+from capture.transfer import (
+    ClaudeMemDatabase,
+    detect_format,
+    dict_to_message,
+    item_to_record,
+    read_claude_mem_json,
+    read_jsonl,
+    record_to_item,
+)
 from mnemo.v1 import common_pb2, store_pb2
 from tests.fixtures import claude_mem_db
 

@@ -3,7 +3,16 @@
 import pytest
 
 from mnemo.v1 import common_pb2, search_pb2
-from search_svc.render import EVIDENCE_NOTICE, Renderer, ReplyContext, block, display_id, format_time, inline, resolve_tz
+from search_svc.render import (
+    EVIDENCE_NOTICE,
+    Renderer,
+    ReplyContext,
+    block,
+    display_id,
+    format_time,
+    inline,
+    resolve_tz,
+)
 
 pytestmark = pytest.mark.unit
 

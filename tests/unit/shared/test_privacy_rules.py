@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mnemo.privacy import MASK, clean, is_entirely_private, mask_secrets, strip_private
 from store_svc.writes import clean as store_clean

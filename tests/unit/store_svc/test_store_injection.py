@@ -4,7 +4,9 @@ tests/service/store_svc). Full-text path and LIKE (files filter) path, plus hypo
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from mnemo.query import parse, to_fts5
 from mnemo.v1 import common_pb2, store_pb2
