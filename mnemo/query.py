@@ -41,9 +41,18 @@ _PREFIX_END = re.compile(f"[^\\W_{CJK_CLASS}]\\*+$")
 # Operator syntax: an optional leading '-', then a "quoted phrase" or a run of non-space.
 _CHUNK = re.compile(r'(-?)"([^"]*)"|(\S+)')
 
-STOP_WORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "don", "doesn", "didn", "isn", "wasn", "weren", "won", "wouldn", "shouldn", "couldn", "ever", "also", "please", "tell", "show", "find", "give", "any", "anything", "something", "get", "got"]
-)
+_STOP_WORDS_TEXT = """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has
+    have having he her here hers herself him himself his how i if in into is it its itself just let
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves s t d ll m re ve don doesn didn isn
+    wasn weren won wouldn shouldn couldn ever also please tell show find give any anything something
+    get got
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,28 @@ class ParsedQuery:
     @property
     def has_exclusions(self) -> bool:
         return bool(self.excluded or self.excluded_cjk)
+
+    @property
+    def restricting_operators(self) -> tuple[str, ...]:
+        """Operators that narrow a match (NOT / -term, a "phrase" of several words), by name.
+
+        A vector neighbour cannot be checked against them, so search_svc answers a query
+        using them lexically only. Only a phrase parses to a term of several words.
+        """
+        found: list[str] = []
+        if self.has_exclusions:
+            found.append("NOT")
+        if any(len(term.words) > 1 for term in (*self.terms, *self.excluded)):
+            found.append('"phrase"')
+        return tuple(found)
+
+    @property
+    def semantic_text(self) -> str:
+        """The text to embed: with operators on, their syntax (OR, a trailing *) is not content."""
+        if not self.operators:
+            return self.text
+        words = (word.rstrip("*") for word in self.text.split() if word != "OR")
+        return " ".join(word for word in words if word)
 
 
 def has_cjk(*texts: str | None) -> bool:

@@ -8,13 +8,16 @@ from mnemo.config import Settings
 from mnemo.grpc_client import ServiceClient, connect
 from mnemo.v1 import store_pb2_grpc, vector_pb2_grpc
 
+StoreClient = ServiceClient[store_pb2_grpc.StoreServiceStub]
+VectorClient = ServiceClient[vector_pb2_grpc.VectorServiceStub]
+
 
 @dataclass
 class Backend:
     """store is required; vector may be unreachable at any moment (callers degrade to lexical)."""
 
-    store: ServiceClient
-    vector: ServiceClient
+    store: StoreClient
+    vector: VectorClient
 
     @classmethod
     def connect(cls, settings: Settings) -> Backend:

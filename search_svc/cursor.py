@@ -18,9 +18,8 @@ from google.protobuf import json_format
 
 from mnemo.errors import NotFound
 from mnemo.v1 import common_pb2, store_pb2
-
-TOKEN_PREFIX = "ms_"
-TOKEN_RANDOM_CHARS = 24
+from mnemo.vocab import CONTINUATION_PREFIX, CONTINUATION_RANDOM_CHARS
+from search_svc.backend import StoreClient
 
 EXPIRED_MESSAGE = (
     "continuation: this search is unknown or has expired; start a new search "
@@ -30,7 +29,7 @@ EXPIRED_MESSAGE = (
 
 def new_token() -> str:
     """`ms_` + 24 URL-safe characters (token_urlsafe(18) yields exactly 24 = 144 bits)."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(18)[:TOKEN_RANDOM_CHARS]
+    return CONTINUATION_PREFIX + secrets.token_urlsafe(18)[:CONTINUATION_RANDOM_CHARS]
 
 
 @dataclass
@@ -73,7 +72,7 @@ def rows_to_json(rows: list[common_pb2.IndexRow]) -> list[dict]:
 class CursorStore:
     """Saves and loads SearchStates through StoreService's cursor RPCs."""
 
-    def __init__(self, store, ttl_s: int, clock: Callable[[], int]):
+    def __init__(self, store: StoreClient, ttl_s: int, clock: Callable[[], int]):
         self.store = store
         self.ttl_ms = int(ttl_s) * 1000
         self.clock = clock

@@ -1,23 +1,22 @@
 """Timelines (layer 2), full observations (layer 3) and timeline context for mem_search.
 
-Functions over a Retrieval (its backend, renderer and hybrid search); no grpc import.
+Details sits on top of Retrieval (its backend, renderer and hybrid search, which anchors
+a timeline on a query); Retrieval knows nothing of it. No grpc import.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from mnemo.errors import InvalidArgument, NotFound
 from mnemo.timefmt import parse_instant
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
+from mnemo.vocab import OBSERVATION_IDS_MAX, TIMELINE_DEPTH_DEFAULT, TIMELINE_DEPTH_MAX
 from search_svc.render import EMPTY_HINT, display_id, inline, quoted
-from search_svc.requests import DEFAULT_DEPTH, MAX_DEPTH, MAX_OBSERVATION_IDS, check_query, parse_order
+from search_svc.requests import check_query, optional_bounded, parse_order
+from search_svc.retrieval import Retrieval
 
-if TYPE_CHECKING:
-    from search_svc.retrieval import Retrieval
-
-_RECORD_ANCHOR = re.compile(r"^#?([SsPp]?)(\d{1,18})$")
+_RECORD_ANCHOR = re.compile(r"#?([SsPp]?)(\d{1,18})")
 _KIND_BY_PREFIX = {"": common_pb2.DOC_KIND_OBSERVATION, "S": common_pb2.DOC_KIND_SUMMARY,
                    "P": common_pb2.DOC_KIND_PROMPT}
 _DETAIL_ORDERS = {"date_desc": common_pb2.ORDER_DATE_DESC, "date_asc": common_pb2.ORDER_DATE_ASC}
@@ -25,7 +24,7 @@ _DETAIL_ORDERS = {"date_desc": common_pb2.ORDER_DATE_DESC, "date_asc": common_pb
 
 def parse_anchor(text: str) -> common_pb2.Ref | int:
     """A record reference ("123", "#123", "S12", "#S12", "P7") or an ISO time as epoch ms."""
-    match = _RECORD_ANCHOR.match(text.strip())
+    match = _RECORD_ANCHOR.fullmatch(text.strip())
     if match:
         return common_pb2.Ref(kind=_KIND_BY_PREFIX[match.group(1).upper()], id=int(match.group(2)))
     try:
@@ -36,86 +35,96 @@ def parse_anchor(text: str) -> common_pb2.Ref | int:
 
 
 def depth(req: search_pb2.TimelineRequest, name: str) -> int:
-    if not req.HasField(name):
-        return DEFAULT_DEPTH
-    value = getattr(req, name)
-    if not 0 <= value <= MAX_DEPTH:
-        raise InvalidArgument(name, f"must be between 0 and {MAX_DEPTH} (got {value})")
-    return value
+    return optional_bounded(req, name, default=TIMELINE_DEPTH_DEFAULT, maximum=TIMELINE_DEPTH_MAX)
 
 
-def store_timeline(core: Retrieval, anchor: common_pb2.Ref | int, before: int, after: int,
-                   filters: common_pb2.Filters) -> store_pb2.StoreTimelineResponse:
-    request = store_pb2.StoreTimelineRequest(depth_before=before, depth_after=after, filters=filters)
-    if isinstance(anchor, int):
-        request.epoch = anchor
-    else:
-        request.ref.CopyFrom(anchor)
-    return core.backend.store.stub.Timeline(request)
+class Details:
+    """timeline, get_observations and mem_search's timeline context, over a Retrieval."""
+
+    def __init__(self, retrieval: Retrieval):
+        self.retrieval = retrieval
+        self.store = retrieval.backend.store
+        self.render = retrieval.render
+
+    def _store_timeline(self, anchor: common_pb2.Ref | int, before: int, after: int,
+                        filters: common_pb2.Filters) -> store_pb2.StoreTimelineResponse:
+        request = store_pb2.StoreTimelineRequest(depth_before=before, depth_after=after, filters=filters)
+        if isinstance(anchor, int):
+            request.epoch = anchor
+        else:
+            request.ref.CopyFrom(anchor)
+        return self.store.stub.Timeline(request)
+
+    def timeline(self, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
+        anchor_text, query = req.anchor.strip(), req.query.strip()
+        if bool(anchor_text) == bool(query):
+            raise InvalidArgument("anchor", "give exactly one of anchor (an id or timestamp) and query")
+        before, after = depth(req, "depth_before"), depth(req, "depth_after")
+        filters = common_pb2.Filters(project=req.project.strip())
+        anchor: common_pb2.Ref | int
+        if query:
+            check_query(query)
+            best = self.retrieval.hybrid(query, filters, limit=1).rows
+            if not best:
+                return search_pb2.TimelineReply(
+                    text=f"No results found matching {quoted(query)}; nothing to anchor a timeline on. "
+                         f"{EMPTY_HINT}", anchor_index=-1)
+            anchor = best[0].ref
+            title = (f"Timeline for query {quoted(query)}: anchor {display_id(best[0].ref)} "
+                     f"{inline(best[0].title, 120)}")
+        else:
+            anchor = parse_anchor(anchor_text)
+            title = f"Timeline around {_anchor_label(anchor, anchor_text)}"
+        reply = self._store_timeline(anchor, before, after, filters)
+        rows = list(reply.rows)
+        text = self.render.timeline(title, rows, reply.anchor_index, before=before, after=after,
+                                    show_project=not filters.project)
+        return search_pb2.TimelineReply(text=text, items=rows, anchor_index=reply.anchor_index,
+                                        anchor=_anchor_label(anchor, anchor_text))
+
+    def context_rows(self, ref: common_pb2.Ref, before: int, after: int,
+                     project: str) -> list[common_pb2.IndexRow]:
+        """Up to `before` and `after` neighbours of a record in time order, the record itself excluded."""
+        before, after = max(0, min(before, TIMELINE_DEPTH_MAX)), max(0, min(after, TIMELINE_DEPTH_MAX))
+        if before == 0 and after == 0:
+            return []
+        try:
+            reply = self._store_timeline(ref, before, after, common_pb2.Filters(project=project))
+        except NotFound:
+            return []
+        rows = list(reply.rows)
+        position = next((i for i, row in enumerate(rows) if row.ref == ref), -1)
+        if position < 0:
+            return []
+        return rows[max(0, position - before):position] + rows[position + 1:position + 1 + after]
+
+    def get_observations(self, req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply:
+        ids = _observation_ids(req)
+        order = parse_order(req.order_by, _DETAIL_ORDERS)
+        refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=i) for i in ids]
+        records = self.store.stub.GetRecords(store_pb2.GetRecordsRequest(refs=refs, project=req.project.strip()))
+        found = [r.observation for r in records.records if r.WhichOneof("record") == "observation"]
+        found.sort(key=lambda o: (o.created_at_epoch, o.id), reverse=order == common_pb2.ORDER_DATE_DESC)
+        if req.limit:
+            found = found[:req.limit]
+        returned_or_cut = {r.observation.id for r in records.records}
+        missing = [i for i in ids if i not in returned_or_cut]
+        text = self.render.observations(found, missing)
+        return search_pb2.GetObservationsReply(text=text, observations=found)
 
 
-def timeline(core: Retrieval, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
-    anchor_text, query = req.anchor.strip(), req.query.strip()
-    if bool(anchor_text) == bool(query):
-        raise InvalidArgument("anchor", "give exactly one of anchor (an id or timestamp) and query")
-    before, after = depth(req, "depth_before"), depth(req, "depth_after")
-    filters = common_pb2.Filters(project=req.project.strip())
-    if query:
-        check_query(query)
-        best = core.hybrid(query, filters, limit=1).rows
-        if not best:
-            return search_pb2.TimelineReply(
-                text=f"No results found matching {quoted(query)}; nothing to anchor a timeline on. {EMPTY_HINT}",
-                anchor_index=-1)
-        anchor: common_pb2.Ref | int = best[0].ref
-        title = (f"Timeline for query {quoted(query)}: anchor {display_id(best[0].ref)} "
-                 f"{inline(best[0].title, 120)}")
-    else:
-        anchor = parse_anchor(anchor_text)
-        title = f"Timeline around {display_id(anchor) if isinstance(anchor, common_pb2.Ref) else inline(anchor_text, 40)}"
-    reply = store_timeline(core, anchor, before, after, filters)
-    rows = list(reply.rows)
-    anchor_label = display_id(anchor) if isinstance(anchor, common_pb2.Ref) else inline(anchor_text, 40)
-    text = core.render.timeline(title, rows, reply.anchor_index, before=before, after=after,
-                                show_project=not filters.project)
-    return search_pb2.TimelineReply(text=text, items=rows, anchor_index=reply.anchor_index, anchor=anchor_label)
+def _anchor_label(anchor: common_pb2.Ref | int, anchor_text: str) -> str:
+    return display_id(anchor) if isinstance(anchor, common_pb2.Ref) else inline(anchor_text, 40)
 
 
-def context_rows(core: Retrieval, ref: common_pb2.Ref, before: int, after: int,
-                 project: str) -> list[common_pb2.IndexRow]:
-    """Up to `before` and `after` neighbours of a record in time order, the record itself excluded."""
-    before, after = max(0, min(before, MAX_DEPTH)), max(0, min(after, MAX_DEPTH))
-    if before == 0 and after == 0:
-        return []
-    try:
-        reply = store_timeline(core, ref, before, after,
-                               common_pb2.Filters(project=project))
-    except NotFound:
-        return []
-    rows = list(reply.rows)
-    position = next((i for i, row in enumerate(rows) if row.ref == ref), -1)
-    if position < 0:
-        return []
-    return rows[max(0, position - before):position] + rows[position + 1:position + 1 + after]
-
-
-def get_observations(core: Retrieval, req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply:
+def _observation_ids(req: search_pb2.GetObservationsRequest) -> list[int]:
+    """The asked ids, deduplicated in order; the bounds of get_observations checked."""
     ids = list(dict.fromkeys(req.ids))
-    if not 1 <= len(ids) <= MAX_OBSERVATION_IDS:
-        raise InvalidArgument("ids", f"give between 1 and {MAX_OBSERVATION_IDS} observation ids (got {len(ids)})")
+    if not 1 <= len(ids) <= OBSERVATION_IDS_MAX:
+        raise InvalidArgument("ids", f"give between 1 and {OBSERVATION_IDS_MAX} observation ids (got {len(ids)})")
     bad = [i for i in ids if i <= 0]
     if bad:
         raise InvalidArgument("ids", f"ids are positive integers (got {bad[0]})")
     if req.limit < 0:
         raise InvalidArgument("limit", f"must be 0 (all asked) or more (got {req.limit})")
-    order = parse_order(req.order_by, _DETAIL_ORDERS)
-    refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=i) for i in ids]
-    records = core.backend.store.stub.GetRecords(store_pb2.GetRecordsRequest(refs=refs, project=req.project.strip()))
-    found = [r.observation for r in records.records if r.WhichOneof("record") == "observation"]
-    found.sort(key=lambda o: (o.created_at_epoch, o.id), reverse=order == common_pb2.ORDER_DATE_DESC)
-    if req.limit:
-        found = found[:req.limit]
-    returned_or_cut = {r.observation.id for r in records.records}
-    missing = [i for i in ids if i not in returned_or_cut]
-    text = core.render.observations(found, missing)
-    return search_pb2.GetObservationsReply(text=text, observations=found)
+    return ids

@@ -34,6 +34,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 Key = Hashable
+Ranking = list[tuple[Key, float]]
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,9 @@ def with_context(fused: list[Fused], placement: dict[Key, tuple[str, int]],
     return out
 
 
-def _first_occurrences(items: Sequence[tuple[Key, float]]) -> list[tuple[Key, float]]:
-    seen: set = set()
-    kept = []
+def _first_occurrences(items: Sequence[tuple[Key, float]]) -> Ranking:
+    seen: set[Key] = set()
+    kept: Ranking = []
     for key, value in items:
         if key not in seen:
             seen.add(key)
@@ -129,7 +130,7 @@ def _first_occurrences(items: Sequence[tuple[Key, float]]) -> list[tuple[Key, fl
     return kept
 
 
-def _rrf(lex, vec, params: FusionParams) -> dict[Key, float]:
+def _rrf(lex: Ranking, vec: Ranking, params: FusionParams) -> dict[Key, float]:
     scores: dict[Key, float] = {}
     for weight, items in ((params.lexical_weight, lex), (params.vector_weight, vec)):
         for rank, (key, _) in enumerate(items, start=1):
@@ -137,7 +138,7 @@ def _rrf(lex, vec, params: FusionParams) -> dict[Key, float]:
     return scores
 
 
-def _score(lex, vec, params: FusionParams) -> dict[Key, float]:
+def _score(lex: Ranking, vec: Ranking, params: FusionParams) -> dict[Key, float]:
     scores: dict[Key, float] = {}
     top_bm25 = max((max(score, 0.0) for _, score in lex), default=0.0)
     for key, score in lex:
@@ -147,7 +148,7 @@ def _score(lex, vec, params: FusionParams) -> dict[Key, float]:
     if similarities:
         floor, top = min(similarities), max(similarities)
         span = top - floor
-        for (key, _), sim in zip(vec, similarities):
+        for (key, _), sim in zip(vec, similarities, strict=True):
             normalised = (sim - floor) / span if span > 0 else 1.0
             scores[key] = scores.get(key, 0.0) + params.vector_weight * normalised
     for key, _ in vec:
@@ -165,12 +166,12 @@ def _standardised(values: list[float], padding: int = 0) -> list[float]:
     return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
 
 
-def _zscore(lex, vec, params: FusionParams, lexical_depth: int) -> dict[Key, float]:
+def _zscore(lex: Ranking, vec: Ranking, params: FusionParams, lexical_depth: int) -> dict[Key, float]:
     scores: dict[Key, float] = {}
     lexical_padding = max(0, lexical_depth - len(lex))
     for weight, keys, values, padding in (
             (params.lexical_weight, [k for k, _ in lex], [max(s, 0.0) for _, s in lex], lexical_padding),
             (params.vector_weight, [k for k, _ in vec], [1.0 - d for _, d in vec], 0)):
-        for key, z in zip(keys, _standardised(values, padding)):
+        for key, z in zip(keys, _standardised(values, padding), strict=True):
             scores[key] = scores.get(key, 0.0) + weight * z
     return scores

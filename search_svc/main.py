@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mnemo.config import Settings
 from mnemo.grpc_server import ServerHandle, build_server
 from search_svc.backend import Backend
 from search_svc.corpus import Corpora
+from search_svc.details import Details
 from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
 from search_svc.servicer import Cores, register
@@ -16,13 +19,14 @@ def build_cores(settings: Settings, backend: Backend) -> Cores:
     retrieval = Retrieval(backend, settings)
     return Cores(
         retrieval=retrieval,
+        details=Details(retrieval),
         memsearch=MemSearchEngine(backend, retrieval, settings),
         writes=Writes(backend, settings),
-        corpora=Corpora(backend, retrieval, settings),
+        corpora=Corpora(backend, settings),
     )
 
 
-def start(settings: Settings, listen: str) -> tuple[ServerHandle, callable]:
+def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], None]]:
     backend = Backend.connect(settings)
     cores = build_cores(settings, backend)
     handle = build_server(listen, lambda server: register(server, cores), tls_cert=settings.tls_cert,

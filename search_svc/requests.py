@@ -6,18 +6,16 @@ gateway gets the same answers. Every refusal is InvalidArgument naming the field
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from google.protobuf.message import Message
 
 from mnemo.errors import InvalidArgument
 from mnemo.timefmt import iso_from_ms, parse_instant
 from mnemo.v1 import common_pb2, search_pb2
+from mnemo.vocab import PROJECT_MAX_BYTES, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_QUERY_MAX_CHARS
 from search_svc.render import inline
-
-MAX_QUERY_CHARS = 10_000
-DEFAULT_LIMIT, MAX_LIMIT = 20, 100
-MAX_DEPTH, DEFAULT_DEPTH = 20, 3
-MAX_OBSERVATION_IDS = 50
 
 CATEGORY_KINDS = {
     "observations": common_pb2.DOC_KIND_OBSERVATION,
@@ -34,11 +32,11 @@ class SearchArgs:
     filters: common_pb2.Filters
     limit: int
     offset: int
-    order: int
+    order: common_pb2.Order
     operators: bool
 
 
-def _split_list(values) -> list[str]:
+def _split_list(values: Iterable[str]) -> list[str]:
     """Repeated string fields also accept comma lists ("bugfix,feature"), as the MCP tools do."""
     out: list[str] = []
     for value in values:
@@ -47,17 +45,34 @@ def _split_list(values) -> list[str]:
 
 
 def check_query(query: str, field: str = "query") -> str:
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidArgument(field, f"at most {MAX_QUERY_CHARS:,} characters (got {len(query):,}); shorten it")
+    if len(query) > SEARCH_QUERY_MAX_CHARS:
+        raise InvalidArgument(field, f"at most {SEARCH_QUERY_MAX_CHARS:,} characters (got {len(query):,}); "
+                              "shorten it")
     return query
 
 
-def check_limit(limit: int, *, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
+def check_project(project: str, field: str = "project") -> str:
+    if len(project.encode("utf-8")) > PROJECT_MAX_BYTES:
+        raise InvalidArgument(field, f"at most {PROJECT_MAX_BYTES} UTF-8 bytes")
+    return project
+
+
+def check_limit(limit: int, *, default: int = SEARCH_LIMIT_DEFAULT, maximum: int = SEARCH_LIMIT_MAX) -> int:
     if limit == 0:
         return default
     if not 1 <= limit <= maximum:
         raise InvalidArgument("limit", f"must be between 1 and {maximum} (got {limit})")
     return limit
+
+
+def optional_bounded(req: Message, name: str, *, default: int, maximum: int, field: str = "") -> int:
+    """An optional integer field (proto3 `optional`): `default` when unset, else within 0..maximum."""
+    if not req.HasField(name):
+        return default
+    value: int = getattr(req, name)
+    if not 0 <= value <= maximum:
+        raise InvalidArgument(field or name, f"must be between 0 and {maximum} (got {value})")
+    return value
 
 
 def check_offset(offset: int) -> int:
@@ -66,7 +81,8 @@ def check_offset(offset: int) -> int:
     return offset
 
 
-def parse_order(text: str, allowed: dict[str, int] = ORDERS, field: str = "order_by") -> int:
+def parse_order(text: str, allowed: Mapping[str, common_pb2.Order] = ORDERS,
+                field: str = "order_by") -> common_pb2.Order:
     key = text.strip().lower() or next(iter(allowed))
     if key not in allowed:
         raise InvalidArgument(field, f"must be one of {', '.join(allowed)} (got {text[:40]!r})")
@@ -86,7 +102,8 @@ def search_args(req: search_pb2.SearchRequest) -> SearchArgs:
     for category in _split_list(req.categories):
         kind = CATEGORY_KINDS.get(category.lower())
         if kind is None:
-            raise InvalidArgument("categories", f"each must be one of {', '.join(CATEGORY_KINDS)} (got {category[:40]!r})")
+            raise InvalidArgument("categories", f"each must be one of {', '.join(CATEGORY_KINDS)} "
+                                                f"(got {category[:40]!r})")
         if kind not in kinds:
             kinds.append(kind)
     start_ms, end_ms = date_range(req.date_start, req.date_end)
@@ -117,28 +134,3 @@ def describe_filters(filters: common_pb2.Filters) -> str:
     if filters.date_end_epoch:
         parts.append(f"to={iso_from_ms(filters.date_end_epoch)}")
     return " · ".join(parts)
-
-
-# -- operator syntax -----------------------------------------------------------------------
-_NOT_WORD = re.compile(r"(?:^|\s)NOT\s+\S")
-_NEGATED = re.compile(r"(?:^|\s)-[^\s-]")
-_PHRASE = re.compile(r'"[^"]+"')
-
-
-def restricting_operators(query: str) -> list[str]:
-    """Operators that narrow a match (NOT, -term, "phrase"): a vector neighbour cannot be
-    checked against them, so a query using them is answered lexically only."""
-    found = []
-    if _NOT_WORD.search(query) or _NEGATED.search(query):
-        found.append("NOT")
-    if _PHRASE.search(query):
-        found.append('"phrase"')
-    return found
-
-
-def semantic_text(query: str, operators: bool) -> str:
-    """The text to embed: with operators on, their syntax (OR, trailing *) is not content."""
-    if not operators:
-        return query
-    words = [w.rstrip("*") for w in query.split() if w != "OR"]
-    return " ".join(w for w in words if w)

@@ -1,20 +1,8 @@
-"""Hybrid search, timelines and details: the core behind `search`, `timeline`, `get_observations`.
+"""Hybrid search: the core behind `search`, and the retrieval every other tool builds on.
 
-Required interface (others depend on it):
-
-class Retrieval:
-    def __init__(self, backend: Backend, settings: Settings): ...
-    def capabilities(self) -> list[str]            # e.g. ["search", "vector"] ("vector" only when vector_svc answers)
-    def search(self, req: search_pb2.SearchRequest) -> search_pb2.SearchReply
-    def timeline(self, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply
-    def get_observations(self, req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply
-    # Used by memsearch.py and corpus.py:
-    def hybrid(self, query: str, filters: common_pb2.Filters, *, limit: int, offset: int = 0,
-               order: int = common_pb2.ORDER_RELEVANCE, operators: bool = False) -> HybridResult
-        # HybridResult: rows: list[common_pb2.IndexRow] (fused, deduped per record, every filter honoured),
-        #               counts: search_pb2.SearchCounts (true totals), strategy: str, notice: str
-    def context_rows(self, ref: common_pb2.Ref, before: int, after: int, project: str) -> list[common_pb2.IndexRow]
-        # timeline neighbours of a record, the record itself excluded
+Retrieval.search answers `search`; Retrieval.hybrid is the engine every other core
+uses (search_svc.details for timeline anchors, memsearch, corpus). Timelines and details
+live in search_svc.details, on top of this class.
 
 How hybrid() works (docs/search.md has the long form):
 - Empty query: a filter-only listing (StoreService.ListRecent), strategy "filter", exact counts.
@@ -37,24 +25,25 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Hashable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from mnemo.config import Settings
 from mnemo.errors import DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
+from mnemo.query import parse
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
-from search_svc import details
+from mnemo.vocab import STORE_PAGE_MAX
 from search_svc.backend import Backend
 from search_svc.fusion import DEFAULT_FUSION, FusionParams, fuse, with_context
 from search_svc.render import Renderer, ReplyContext
-from search_svc.requests import describe_filters, restricting_operators, search_args, semantic_text
+from search_svc.requests import describe_filters, search_args
 
 log = get_logger(__name__)
 
 LEXICAL_DEPTH = 100
 """Lexical candidates fused with the vector list (at least offset+limit)."""
-STORE_PAGE_MAX = 500
 VECTOR_DEPTH = 100
 """Vector neighbours asked for; 200 (the maximum) when concepts/files are filtered after the query."""
 VECTOR_DEPTH_POSTFILTERED = 200
@@ -66,6 +55,9 @@ SEMANTIC_REFUSED = "semantic search could not take this query; lexical results o
 _VECTOR_FAILURES = (Unavailable, DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument)
 
 Key = tuple[int, int]
+# A vector query's outcome, as the worker thread hands it back: the reply, or the failure
+# that makes the answer lexical.
+_VectorReply = vector_pb2.VectorQueryResponse | MnemoError
 
 
 def ref_key(ref: common_pb2.Ref) -> Key:
@@ -80,6 +72,25 @@ class HybridResult:
     notice: str = ""
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """One hybrid question, as the store's lexical search is asked it again for later rows."""
+
+    query: str
+    filters: common_pb2.Filters
+    order: common_pb2.Order
+    operators: bool
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The rows asked for, and how many lexical candidates were fused to find them."""
+
+    limit: int
+    offset: int
+    depth: int
+
+
 @dataclass
 class _Semantic:
     """Hydrated vector neighbours (every filter applied), closest first."""
@@ -91,7 +102,7 @@ class _Semantic:
 class _VectorProbe:
     """Whether vector_svc answers, asked at most every PROBE_TTL_S seconds."""
 
-    def __init__(self, backend: Backend, clock=time.monotonic):
+    def __init__(self, backend: Backend, clock: Callable[[], float] = time.monotonic):
         self._backend, self._clock = backend, clock
         self._lock = threading.Lock()
         self._checked_at, self._up = float("-inf"), False
@@ -137,39 +148,26 @@ class Retrieval:
         return search_pb2.SearchReply(text=text, rows=result.rows, counts=result.counts,
                                       strategy=result.strategy, notice=result.notice)
 
-    # -- layers 2 and 3 (details.py holds the anchor and record logic) -----------------------------
-    def timeline(self, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
-        return details.timeline(self, req)
-
-    def get_observations(self, req: search_pb2.GetObservationsRequest) -> search_pb2.GetObservationsReply:
-        return details.get_observations(self, req)
-
-    def context_rows(self, ref: common_pb2.Ref, before: int, after: int, project: str) -> list[common_pb2.IndexRow]:
-        return details.context_rows(self, ref, before, after, project)
-
     # -- hybrid retrieval -----------------------------------------------------------------------
     def hybrid(self, query: str, filters: common_pb2.Filters, *, limit: int, offset: int = 0,
-               order: int = common_pb2.ORDER_RELEVANCE, operators: bool = False) -> HybridResult:
+               order: common_pb2.Order = common_pb2.ORDER_RELEVANCE, operators: bool = False) -> HybridResult:
         if limit < 1 or offset < 0:
             raise InvalidArgument("limit" if limit < 1 else "offset", "limit must be 1 or more and offset 0 or more")
         if not query.strip():
             return self._listing(filters, limit, offset, order)
-        notice = ""
-        semantic_query = semantic_text(query, operators).strip()
-        restricted = restricting_operators(query) if operators else []
-        if restricted:
-            notice = f"{' and '.join(restricted)} operators are applied by lexical search only; semantic matches left out"
-            semantic_query = ""
+        ask = _Ask(query, filters, order, operators)
+        semantic_query, notice = _semantic_query(query, operators)
         depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
         pending = self._start_semantic(semantic_query, filters) if semantic_query else None
-        lexical = self._lexical(query, filters, order, operators, offset=0, limit=depth)
+        lexical = self._lexical(ask, offset=0, limit=depth)
         semantic, vector_notice = self._finish_semantic(pending, filters) if pending else (None, "")
         notice = notice or vector_notice
         if semantic is None:
-            return self._lexical_only(lexical, query, filters, order, operators, limit, offset, notice)
-        return self._fused(lexical, semantic, query, filters, order, operators, limit, offset, notice, depth)
+            return self._lexical_only(lexical, ask, limit, offset, notice)
+        return self._fused(lexical, semantic, ask, _Window(limit, offset, depth), notice)
 
-    def _listing(self, filters, limit: int, offset: int, order: int) -> HybridResult:
+    def _listing(self, filters: common_pb2.Filters, limit: int, offset: int,
+                 order: common_pb2.Order) -> HybridResult:
         order = common_pb2.ORDER_DATE_DESC if order == common_pb2.ORDER_RELEVANCE else order
         reply = self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=filters, page=common_pb2.Page(limit=limit, offset=offset), order=order))
@@ -179,7 +177,7 @@ class Retrieval:
             setattr(counts, attr, self._count_kind(filters, kind))
         return HybridResult(rows=list(reply.rows), counts=counts, strategy="filter")
 
-    def _count_kind(self, filters: common_pb2.Filters, kind: int) -> int:
+    def _count_kind(self, filters: common_pb2.Filters, kind: common_pb2.DocKind) -> int:
         if filters.kinds and kind not in filters.kinds:
             return 0
         narrowed = common_pb2.Filters()
@@ -189,28 +187,29 @@ class Retrieval:
         return self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=narrowed, page=common_pb2.Page(limit=1))).total
 
-    def _lexical(self, query, filters, order, operators, *, offset: int, limit: int) -> store_pb2.StoreSearchResponse:
-        syntax = store_pb2.QUERY_SYNTAX_OPERATORS if operators else store_pb2.QUERY_SYNTAX_PLAIN
+    def _lexical(self, ask: _Ask, *, offset: int, limit: int) -> store_pb2.StoreSearchResponse:
+        syntax = store_pb2.QUERY_SYNTAX_OPERATORS if ask.operators else store_pb2.QUERY_SYNTAX_PLAIN
         return self.backend.store.stub.Search(store_pb2.StoreSearchRequest(
-            query=query, syntax=syntax, filters=filters, order=order,
+            query=ask.query, syntax=syntax, filters=ask.filters, order=ask.order,
             page=common_pb2.Page(limit=limit, offset=offset)))
 
     # The vector query runs on a worker thread while the lexical query runs on this one.
-    def _start_semantic(self, text: str, filters: common_pb2.Filters):
+    def _start_semantic(self, text: str, filters: common_pb2.Filters) -> Future[_VectorReply]:
         limit = VECTOR_DEPTH_POSTFILTERED if (filters.concepts or filters.files) else VECTOR_DEPTH
         request = vector_pb2.VectorQueryRequest(text=text, filters=vector_filters(filters), limit=limit)
         timeout = min(self.backend.vector.timeout, VECTOR_TIMEOUT_S)
         context = contextvars.copy_context()  # carries the caller's deadline to the worker thread
         return self._pool.submit(context.run, self._query_vector, request, timeout)
 
-    def _query_vector(self, request, timeout: float):
+    def _query_vector(self, request: vector_pb2.VectorQueryRequest, timeout: float) -> _VectorReply:
         try:
-            reply = self.backend.vector.stub.Query(request, timeout=timeout)
+            reply: vector_pb2.VectorQueryResponse = self.backend.vector.stub.Query(request, timeout=timeout)
         except _VECTOR_FAILURES as err:
             return err
         return reply
 
-    def _finish_semantic(self, pending, filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
+    def _finish_semantic(self, pending: Future[_VectorReply],
+                         filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
         """The hydrated neighbours, or None and the notice explaining why there are none."""
         reply = pending.result()
         if isinstance(reply, MnemoError):
@@ -228,37 +227,39 @@ class Retrieval:
             refs=[hit.ref for hit in hits], filters=filters)).rows
         return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows]), ""
 
-    def _lexical_only(self, lexical, query, filters, order, operators, limit, offset, notice) -> HybridResult:
+    def _lexical_only(self, lexical: store_pb2.StoreSearchResponse, ask: _Ask, limit: int, offset: int,
+                      notice: str) -> HybridResult:
         rows = list(lexical.hits[offset:offset + limit])
         if len(rows) < limit and offset + limit > len(lexical.hits) and lexical.total > len(lexical.hits):
-            rows = list(self._lexical(query, filters, order, operators, offset=offset, limit=limit).hits)
+            rows = list(self._lexical(ask, offset=offset, limit=limit).hits)
         return HybridResult(rows=rows, counts=lexical_counts(lexical), strategy="lexical", notice=notice)
 
-    def _fused(self, lexical, semantic: _Semantic, query, filters, order, operators, limit, offset,
-               notice, depth: int) -> HybridResult:
+    def _fused(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask, window: _Window,
+               notice: str) -> HybridResult:
         lexical_rows = {ref_key(row.ref): row for row in lexical.hits}
         extras = [row for row in semantic.rows if ref_key(row.ref) not in lexical_rows]
         counts = lexical_counts(lexical)
         for row in extras:
             counts.total += 1
             _bump_kind(counts, row.ref.kind)
-        if order == common_pb2.ORDER_RELEVANCE:
-            window = self._rank_fusion(lexical, semantic, depth)
+        if ask.order == common_pb2.ORDER_RELEVANCE:
+            ranked = self._rank_fusion(lexical, semantic, window.depth)
         else:
-            window = sort_by_date([*lexical.hits, *extras], newest_first=order == common_pb2.ORDER_DATE_DESC)
-        rows = window[offset:offset + limit]
-        missing = limit - len(rows)
+            ranked = sort_by_date([*lexical.hits, *extras], newest_first=ask.order == common_pb2.ORDER_DATE_DESC)
+        rows = ranked[window.offset:window.offset + window.limit]
+        missing = window.limit - len(rows)
         if missing > 0 and lexical.total > len(lexical.hits):
-            rows += self._tail(query, filters, order, operators, start=len(lexical.hits) + max(0, offset - len(window)),
-                               count=missing, shown={ref_key(r.ref) for r in window}, slack=len(extras))
+            rows += self._tail(ask, start=len(lexical.hits) + max(0, window.offset - len(ranked)),
+                               count=missing, shown={ref_key(r.ref) for r in ranked}, slack=len(extras))
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
-    def _rank_fusion(self, lexical, semantic: _Semantic, depth: int) -> list[common_pb2.IndexRow]:
-        by_key = {ref_key(row.ref): row for row in semantic.rows}
+    def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic,
+                     depth: int) -> list[common_pb2.IndexRow]:
+        by_key: dict[Hashable, common_pb2.IndexRow] = {ref_key(row.ref): row for row in semantic.rows}
         by_key.update({ref_key(row.ref): row for row in lexical.hits})  # the store's row carries bm25
         fused = fuse([(ref_key(r.ref), r.score) for r in lexical.hits],
-                     [(ref_key(r.ref), d) for r, d in zip(semantic.rows, semantic.distances)], self.fusion,
-                     lexical_depth=depth)
+                     [(ref_key(r.ref), d) for r, d in zip(semantic.rows, semantic.distances, strict=True)],
+                     self.fusion, lexical_depth=depth)
         fused = with_context(fused, {key: (row.project, row.created_at_epoch) for key, row in by_key.items()},
                              self.fusion)
         rows = []
@@ -269,12 +270,20 @@ class Retrieval:
             rows.append(row)
         return rows
 
-    def _tail(self, query, filters, order, operators, *, start: int, count: int, shown: set[Key],
-              slack: int) -> list[common_pb2.IndexRow]:
+    def _tail(self, ask: _Ask, *, start: int, count: int, shown: set[Key], slack: int) -> list[common_pb2.IndexRow]:
         """Rows past the fused window: the next lexical matches, skipping records already shown."""
-        hits = self._lexical(query, filters, order, operators, offset=start,
-                             limit=min(STORE_PAGE_MAX, count + slack)).hits
+        hits = self._lexical(ask, offset=start, limit=min(STORE_PAGE_MAX, count + slack)).hits
         return [row for row in hits if ref_key(row.ref) not in shown][:count]
+
+
+def _semantic_query(query: str, operators: bool) -> tuple[str, str]:
+    """(the text to embed, a notice): nothing to embed when operators restrict the match."""
+    parsed = parse(query, operators=operators)
+    restricted = parsed.restricting_operators
+    if restricted:
+        return "", (f"{' and '.join(restricted)} operators are applied by lexical search only; "
+                    "semantic matches left out")
+    return parsed.semantic_text.strip(), ""
 
 
 def vector_filters(filters: common_pb2.Filters) -> common_pb2.Filters:
@@ -300,7 +309,7 @@ def _bump_kind(counts: search_pb2.SearchCounts, kind: int) -> None:
         counts.prompts += 1
 
 
-def sort_by_date(rows, *, newest_first: bool) -> list[common_pb2.IndexRow]:
+def sort_by_date(rows: Iterable[common_pb2.IndexRow], *, newest_first: bool) -> list[common_pb2.IndexRow]:
     """Deduplicated by record, in date order with a stable tie-break (kind, then id)."""
     unique: dict[Key, common_pb2.IndexRow] = {}
     for row in rows:

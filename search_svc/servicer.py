@@ -1,18 +1,20 @@
 """Thin gRPC adapter: each RPC hands its request to one core object and returns its reply.
 
 Errors are MnemoError subclasses raised by the cores; the server interceptor maps them
-to status codes (mnemo.grpc_server), so no RPC here catches anything.
+to status codes (mnemo.grpc_server), so no RPC here catches anything. That holds for the
+priming streams too: a failed job raises, and the stream ends with the error's status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import grpc
 
 from mnemo.v1 import search_pb2, search_pb2_grpc
 from search_svc.corpus import Corpora
+from search_svc.details import Details
 from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
 from search_svc.writes import Writes
@@ -21,6 +23,7 @@ from search_svc.writes import Writes
 @dataclass
 class Cores:
     retrieval: Retrieval
+    details: Details
     memsearch: MemSearchEngine
     writes: Writes
     corpora: Corpora
@@ -30,60 +33,73 @@ class Cores:
                        *self.writes.capabilities(), *self.corpora.capabilities()})
 
 
+Context = grpc.ServicerContext
+
+
 class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     def __init__(self, cores: Cores):
         self.c = cores
 
-    def GetCapabilities(self, request, context):
+    def GetCapabilities(self, request: search_pb2.GetCapabilitiesRequest,
+                        context: Context) -> search_pb2.GetCapabilitiesResponse:
         return search_pb2.GetCapabilitiesResponse(capabilities=self.c.capabilities())
 
-    def Search(self, request, context):
+    def Search(self, request: search_pb2.SearchRequest, context: Context) -> search_pb2.SearchReply:
         return self.c.retrieval.search(request)
 
-    def Timeline(self, request, context):
-        return self.c.retrieval.timeline(request)
+    def Timeline(self, request: search_pb2.TimelineRequest, context: Context) -> search_pb2.TimelineReply:
+        return self.c.details.timeline(request)
 
-    def GetObservations(self, request, context):
-        return self.c.retrieval.get_observations(request)
+    def GetObservations(self, request: search_pb2.GetObservationsRequest,
+                        context: Context) -> search_pb2.GetObservationsReply:
+        return self.c.details.get_observations(request)
 
-    def MemSearch(self, request, context):
+    def MemSearch(self, request: search_pb2.MemSearchRequest, context: Context) -> search_pb2.MemSearchReply:
         return self.c.memsearch.mem_search(request)
 
-    def GetToolUses(self, request, context):
+    def GetToolUses(self, request: search_pb2.GetToolUsesToolRequest,
+                    context: Context) -> search_pb2.GetToolUsesReply:
         return self.c.memsearch.get_tool_uses(request)
 
-    def SaveMemory(self, request, context):
+    def SaveMemory(self, request: search_pb2.SaveMemoryRequest, context: Context) -> search_pb2.SaveMemoryReply:
         return self.c.writes.save_memory(request)
 
-    def WriteWorkState(self, request, context):
+    def WriteWorkState(self, request: search_pb2.WorkStateWriteRequest,
+                       context: Context) -> search_pb2.WorkStateReply:
         return self.c.writes.write_work_state(request)
 
-    def ReadWorkState(self, request, context):
+    def ReadWorkState(self, request: search_pb2.WorkStateReadRequest,
+                      context: Context) -> search_pb2.WorkStateReply:
         return self.c.writes.read_work_state(request)
 
-    def SessionStartContext(self, request, context):
+    def SessionStartContext(self, request: search_pb2.SessionStartContextRequest,
+                            context: Context) -> search_pb2.SessionStartContextReply:
         return self.c.writes.session_start_context(request)
 
-    def BuildCorpus(self, request, context):
+    def BuildCorpus(self, request: search_pb2.BuildCorpusRequest, context: Context) -> search_pb2.CorpusReply:
         return self.c.corpora.build(request)
 
-    def ListCorpora(self, request, context):
-        return self.c.corpora.list(request)
+    def ListCorpora(self, request: search_pb2.ListCorporaToolRequest,
+                    context: Context) -> search_pb2.ListCorporaReply:
+        return self.c.corpora.list_corpora()
 
-    def RebuildCorpus(self, request, context):
+    def RebuildCorpus(self, request: search_pb2.CorpusNameRequest, context: Context) -> search_pb2.CorpusReply:
         return self.c.corpora.rebuild(request)
 
-    def PrimeCorpus(self, request, context) -> Iterator[search_pb2.PrimeEvent]:
+    def PrimeCorpus(self, request: search_pb2.CorpusNameRequest,
+                    context: Context) -> Iterator[search_pb2.PrimeEvent]:
         yield from self.c.corpora.prime(request, is_cancelled=_cancel_probe(context))
 
-    def ReprimeCorpus(self, request, context) -> Iterator[search_pb2.PrimeEvent]:
+    def ReprimeCorpus(self, request: search_pb2.CorpusNameRequest,
+                      context: Context) -> Iterator[search_pb2.PrimeEvent]:
         yield from self.c.corpora.reprime(request, is_cancelled=_cancel_probe(context))
 
-    def QueryCorpus(self, request, context):
+    def QueryCorpus(self, request: search_pb2.QueryCorpusToolRequest,
+                    context: Context) -> search_pb2.QueryCorpusReply:
         return self.c.corpora.query(request)
 
 
-def _cancel_probe(context: grpc.ServicerContext):
+def _cancel_probe(context: Context) -> Callable[[], bool]:
     """A no-argument callable that turns True once the client cancelled or went away."""
     return lambda: not context.is_active()
 

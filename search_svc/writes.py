@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from mnemo.config import Settings
@@ -23,33 +23,40 @@ from mnemo.errors import Aborted, InvalidArgument
 from mnemo.privacy import PRIVATE_TAGS, clean
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
-from search_svc.memsearch import check_project
-from search_svc.render import EVIDENCE_NOTICE, Renderer, block, inline
+from mnemo.vocab import (
+    CHARS_PER_TOKEN,
+    CONTEXT_TOKEN_BUDGET_MAX,
+    CONTEXT_TOKEN_BUDGET_MIN,
+    CONTROL_CHARS_RE,
+    DEFAULT_OBSERVATION_TYPE,
+    DEFAULT_PROJECT,
+    EVIDENCE_NOTICE,
+    MEMORY_FILES_MAX,
+    MEMORY_TAGS_MAX,
+    MEMORY_TEXT_MAX_CHARS,
+    OBSERVATION_TYPES,
+    SESSION_ID_MAX_CHARS,
+    TAG_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    WORK_STATE_CONTENT_MAX_BYTES,
+    WORK_STATE_DEFAULT_KEY,
+    WORK_STATE_HISTORY_MAX,
+    WORK_STATE_KEY_MAX_CHARS,
+)
+from search_svc.backend import Backend
+from search_svc.render import Renderer, block, inline
+from search_svc.requests import check_project
 
-OBSERVATION_TYPES = ("decision", "bugfix", "feature", "refactor", "discovery", "change", "security_alert",
-                     "security_note", "sensitive")
-DEFAULT_TYPE = "discovery"
-DEFAULT_PROJECT = "default"
-MEMORY_TEXT_MAX = 20_000
-TITLE_MAX = 300
 DEFAULT_TITLE_CHARS = 80
-TAGS_MAX, TAG_MAX_CHARS = 50, 100
-FILES_MAX, FILE_MAX_CHARS = 100, 1024
-SESSION_ID_MAX = 256
-WORK_KEY_MAX = 128
-WORK_CONTENT_MAX_BYTES = 64 * 1024
-WORK_HISTORY_MAX = 50
-BUDGET_MIN, BUDGET_MAX = 100, 20_000  # the header and the hint alone take ~85 tokens
-CHARS_PER_TOKEN = 4
+FILE_MAX_CHARS = 1024
 
 _TAG_NAMES = "|".join(re.escape(tag) for tag in PRIVATE_TAGS)
 _WRAPPER_TAG = re.compile(r"<(?=/?\s*(?:" + _TAG_NAMES + r")\b)", re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def one_line(text: str, max_chars: int | None = None) -> str:
     """A value to store on one line: control characters become spaces, runs of space collapse."""
-    flat = " ".join(_CONTROL.sub(" ", text or "").split())
+    flat = " ".join(CONTROL_CHARS_RE.sub(" ", text or "").split())
     if max_chars is not None and len(flat) > max_chars:
         flat = flat[: max_chars - 1].rstrip() + "…"
     return flat
@@ -63,7 +70,7 @@ def defuse_tags(text: str) -> str:
 def memory_session_id(project: str) -> str:
     """`manual-<project>`; a hash stands in for projects too long for a session id."""
     candidate = f"manual-{project}"
-    if len(candidate) <= SESSION_ID_MAX:
+    if len(candidate) <= SESSION_ID_MAX_CHARS:
         return candidate
     return "manual-" + hashlib.sha256(project.encode("utf-8")).hexdigest()[:32]
 
@@ -71,7 +78,7 @@ def memory_session_id(project: str) -> str:
 def _project_name(project: str) -> str:
     """A project name to write under: the search bound, and no control characters (it names a session)."""
     check_project(project)
-    if _CONTROL.search(project):
+    if CONTROL_CHARS_RE.search(project):
         raise InvalidArgument("project", "must not contain control characters")
     return project
 
@@ -82,7 +89,7 @@ def _required_project(project: str, *, writing: bool = False) -> str:
     return _project_name(project) if writing else check_project(project)
 
 
-def _tags(values, field: str, max_items: int, max_chars: int) -> list[str]:
+def _tags(values: Sequence[str], field: str, max_items: int, max_chars: int) -> list[str]:
     if len(values) > max_items:
         raise InvalidArgument(field, f"at most {max_items} items, got {len(values)}")
     out: list[str] = []
@@ -97,8 +104,8 @@ def _tags(values, field: str, max_items: int, max_chars: int) -> list[str]:
 
 def _memory_title(title: str, text: str) -> str:
     if title.strip():
-        if len(title) > TITLE_MAX:
-            raise InvalidArgument("title", f"at most {TITLE_MAX} characters, got {len(title)}")
+        if len(title) > TITLE_MAX_CHARS:
+            raise InvalidArgument("title", f"at most {TITLE_MAX_CHARS} characters, got {len(title)}")
         return one_line(clean(title))
     first_line = next((line for line in text.splitlines() if line.strip()), text)
     return one_line(first_line, DEFAULT_TITLE_CHARS)
@@ -108,26 +115,26 @@ def validate_memory(req: search_pb2.SaveMemoryRequest) -> common_pb2.Observation
     """The observation a save_memory request stands for (memory_session_id set by the caller)."""
     if not req.text.strip():
         raise InvalidArgument("text", "required: the memory to save")
-    if len(req.text) > MEMORY_TEXT_MAX:
-        raise InvalidArgument("text", f"at most {MEMORY_TEXT_MAX:,} characters, got {len(req.text):,}")
+    if len(req.text) > MEMORY_TEXT_MAX_CHARS:
+        raise InvalidArgument("text", f"at most {MEMORY_TEXT_MAX_CHARS:,} characters, got {len(req.text):,}")
     text = clean(req.text)
     if not text.strip():
         raise InvalidArgument("text", "nothing is left after removing <private> regions; nothing was saved")
-    kind = req.type or DEFAULT_TYPE
+    kind = req.type or DEFAULT_OBSERVATION_TYPE
     if kind not in OBSERVATION_TYPES:
         raise InvalidArgument("type", f"must be one of {', '.join(OBSERVATION_TYPES)}, "
                               f"got {inline(kind, 40)!r}")
     project = _project_name(req.project) if req.project.strip() else DEFAULT_PROJECT
     return common_pb2.Observation(project=project, type=kind, title=_memory_title(req.title, text),
                                   narrative=text,
-                                  concepts=_tags(req.concepts, "concepts", TAGS_MAX, TAG_MAX_CHARS),
-                                  files_read=_tags(req.files, "files", FILES_MAX, FILE_MAX_CHARS))
+                                  concepts=_tags(req.concepts, "concepts", MEMORY_TAGS_MAX, TAG_MAX_CHARS),
+                                  files_read=_tags(req.files, "files", MEMORY_FILES_MAX, FILE_MAX_CHARS))
 
 
 class Writes:
     """save_memory, work state and the start-of-session context, over store_svc."""
 
-    def __init__(self, backend, settings: Settings, clock: Callable[[], int] = now_ms):
+    def __init__(self, backend: Backend, settings: Settings, clock: Callable[[], int] = now_ms):
         self.store = backend.store
         self.settings = settings
         self.renderer = Renderer(settings.display_tz)
@@ -156,8 +163,8 @@ class Writes:
         project, key = _required_project(req.project, writing=True), _work_key(req.key)
         if not req.content.strip():
             raise InvalidArgument("content", "required: the state to keep")
-        if len(req.content.encode("utf-8")) > WORK_CONTENT_MAX_BYTES:
-            raise InvalidArgument("content", f"at most {WORK_CONTENT_MAX_BYTES:,} UTF-8 bytes")
+        if len(req.content.encode("utf-8")) > WORK_STATE_CONTENT_MAX_BYTES:
+            raise InvalidArgument("content", f"at most {WORK_STATE_CONTENT_MAX_BYTES:,} UTF-8 bytes")
         if req.expected_version < 0:
             raise InvalidArgument("expected_version", "must be 0 (write unconditionally) or a version number")
         write = store_pb2.WriteWorkStateRequest(project=project, key=key, content=clean(req.content),
@@ -178,15 +185,15 @@ class Writes:
 
     def read_work_state(self, req: search_pb2.WorkStateReadRequest) -> search_pb2.WorkStateReply:
         project, key = _required_project(req.project), _work_key(req.key)
-        if not 0 <= req.history <= WORK_HISTORY_MAX:
-            raise InvalidArgument("history", f"must be an integer from 0 to {WORK_HISTORY_MAX}, "
+        if not 0 <= req.history <= WORK_STATE_HISTORY_MAX:
+            raise InvalidArgument("history", f"must be an integer from 0 to {WORK_STATE_HISTORY_MAX}, "
                                   f"got {req.history}")
         found = self.store.stub.ReadWorkState(store_pb2.ReadWorkStateRequest(project=project, key=key,
                                                                         history=req.history))
         reply = search_pb2.WorkStateReply(history=found.history)
         if found.HasField("current"):
             reply.current.CopyFrom(found.current)
-        reply.text = self._render_work_state(project, key or "default", reply)
+        reply.text = self._render_work_state(project, key or WORK_STATE_DEFAULT_KEY, reply)
         return reply
 
     def _render_work_state(self, project: str, key: str, reply: search_pb2.WorkStateReply) -> str:
@@ -209,8 +216,9 @@ class Writes:
             self, req: search_pb2.SessionStartContextRequest) -> search_pb2.SessionStartContextReply:
         project = _required_project(req.project)
         budget = req.token_budget or self.settings.context_token_budget
-        if not BUDGET_MIN <= budget <= BUDGET_MAX:
-            raise InvalidArgument("token_budget", f"must be an integer from {BUDGET_MIN} to {BUDGET_MAX:,}, "
+        if not CONTEXT_TOKEN_BUDGET_MIN <= budget <= CONTEXT_TOKEN_BUDGET_MAX:
+            raise InvalidArgument("token_budget", f"must be an integer from {CONTEXT_TOKEN_BUDGET_MIN} to "
+                                  f"{CONTEXT_TOKEN_BUDGET_MAX:,}, "
                                   f"got {budget}")
         observations = self._recent(project, common_pb2.DOC_KIND_OBSERVATION,
                                     self.settings.context_observations)
@@ -224,7 +232,7 @@ class Writes:
         return search_pb2.SessionStartContextReply(text=text,
                                                    observations=len(chosen_obs), summaries=len(chosen_sums))
 
-    def _recent(self, project: str, kind: int, limit: int) -> list[common_pb2.IndexRow]:
+    def _recent(self, project: str, kind: common_pb2.DocKind, limit: int) -> list[common_pb2.IndexRow]:
         if limit <= 0:
             return []
         found = self.store.stub.ListRecent(store_pb2.ListRecentRequest(
@@ -242,8 +250,8 @@ class Writes:
 
 
 def _work_key(key: str) -> str:
-    if len(key) > WORK_KEY_MAX:
-        raise InvalidArgument("key", f"at most {WORK_KEY_MAX} characters, got {len(key)}")
+    if len(key) > WORK_STATE_KEY_MAX_CHARS:
+        raise InvalidArgument("key", f"at most {WORK_STATE_KEY_MAX_CHARS} characters, got {len(key)}")
     if key and one_line(key) != key:
         raise InvalidArgument("key", "must be one line without control characters or surrounding spaces")
     return key
@@ -268,13 +276,14 @@ class ContextText:
         summaries), until the next item would break the budget."""
         chosen_obs: list[common_pb2.IndexRow] = []
         chosen_sums: list[common_pb2.Summary] = []
-        queue = ([("s", s) for s in summaries[:1]] + [("o", o) for o in observations]
-                 + [("s", s) for s in summaries[1:]])
-        for kind, item in queue:
-            target = chosen_sums if kind == "s" else chosen_obs
-            target.append(item)
+        queue: list[common_pb2.Summary | common_pb2.IndexRow] = [*summaries[:1], *observations, *summaries[1:]]
+        for item in queue:
+            if isinstance(item, common_pb2.Summary):
+                chosen_sums.append(item)
+            else:
+                chosen_obs.append(item)
             if len(self.render(chosen_obs, chosen_sums, total_obs=len(observations))) > max_chars:
-                target.pop()
+                (chosen_sums if isinstance(item, common_pb2.Summary) else chosen_obs).pop()
                 break
         return chosen_obs, chosen_sums
 

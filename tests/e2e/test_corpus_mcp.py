@@ -25,9 +25,9 @@ import pytest
 from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
-from search_svc.corpus import WORK_LOG
 from tests.conftest import wait_for
 from tests.service.gateway.mcp_support import REPO_ROOT, gateway_env, mcp_session, result_text
+from tests.service.search_svc.corpus_support import ReceivedBatches, count_received_batches
 
 pytestmark = [pytest.mark.e2e, pytest.mark.chroma, pytest.mark.slow]
 
@@ -39,6 +39,12 @@ HEARTBEAT_S = 0.5
 def settings(settings):
     """The stack of this module embeds slowly (fault injection), so jobs outlive a heartbeat."""
     return with_overrides(settings, embed_delay_ms=EMBED_DELAY_MS)
+
+
+@pytest.fixture
+def vector_batches(monkeypatch: pytest.MonkeyPatch) -> ReceivedBatches:
+    """The embedding batches the in-process vector_svc receives, per corpus."""
+    return count_received_batches(monkeypatch)
 
 
 @pytest.fixture
@@ -67,7 +73,7 @@ def corpus(store, name: str) -> store_pb2.Corpus:
     return store.GetCorpus(store_pb2.GetCorpusRequest(name=name))
 
 
-def assert_job_stopped(store, name: str, cancelled_at: float) -> None:
+def assert_job_stopped(store, vector_batches: ReceivedBatches, name: str, cancelled_at: float) -> None:
     """Within a few seconds of the cancel the corpus left "priming" as cancelled, before the
     job was done, and no batch was sent afterwards."""
     ended = wait_for(lambda: (c := corpus(store, name)).priming_state != "priming" and c, 10,
@@ -75,12 +81,12 @@ def assert_job_stopped(store, name: str, cancelled_at: float) -> None:
     assert time.monotonic() - cancelled_at < 5, "the job must stop within a few seconds"
     assert ended.priming_state == "unprimed", ended
     assert ended.last_job.outcome == "cancelled" and ended.last_job.done < ended.last_job.total
-    settled = WORK_LOG.batches(name)
+    settled = vector_batches.batches(name)
     time.sleep(3 * EMBED_DELAY_MS / 1000)  # several batches' worth of time, had the job kept going
-    assert WORK_LOG.batches(name) == settled, "the job kept embedding after it was cancelled"
+    assert vector_batches.batches(name) == settled, "the job kept embedding after it was cancelled"
 
 
-def test_prime_through_mcp_reports_progress_and_heartbeats_and_a_cancel_stops_the_job(settings, store):
+def test_prime_through_mcp_reports_progress_and_heartbeats_and_a_cancel_stops_the_job(settings, store, vector_batches):
     seed(store, 40, "e2e-progress")
     seed(store, 80, "e2e-cancel")
     received: list[tuple[float, float, float | None, str | None]] = []
@@ -105,16 +111,16 @@ def test_prime_through_mcp_reports_progress_and_heartbeats_and_a_cancel_stops_th
             # Cancellation by the client: the SDK sends notifications/cancelled.
             built = await session.call_tool("build_corpus", {"name": cancelled, "project": "e2e-cancel"})
             assert not built.is_error
-            before = WORK_LOG.batches(cancelled)
+            before = vector_batches.batches(cancelled)
             with anyio.move_on_after(30):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(lambda: session.call_tool("prime_corpus", {"name": cancelled},
                                                             progress_callback=_ignore))
                     await anyio.to_thread.run_sync(lambda: wait_for(
-                        lambda: WORK_LOG.batches(cancelled) >= before + 1, 20, "a first batch"))
+                        lambda: vector_batches.batches(cancelled) >= before + 1, 20, "a first batch"))
                     at_cancel = time.monotonic()
                     tg.cancel_scope.cancel()
-            await anyio.to_thread.run_sync(lambda: assert_job_stopped(store, cancelled, at_cancel))
+            await anyio.to_thread.run_sync(lambda: assert_job_stopped(store, vector_batches, cancelled, at_cancel))
             listed = result_text(await session.call_tool("list_corpora", {}))  # the gateway still serves
             assert "State: primed; last prime: succeeded" in listed and "last prime: cancelled" in listed
             return started
@@ -128,7 +134,7 @@ def test_prime_through_mcp_reports_progress_and_heartbeats_and_a_cancel_stops_th
     heartbeats = [r for r in progress if r[3] and r[3].startswith("working")]
     assert heartbeats, "a batch slower than the interval must produce heartbeats"
     times = [started] + [r[0] for r in progress]
-    assert max(b - a for a, b in zip(times, times[1:])) < HEARTBEAT_S * 2.5
+    assert max(b - a for a, b in zip(times, times[1:], strict=False)) < HEARTBEAT_S * 2.5
 
 
 async def _ignore(*_args):
@@ -170,7 +176,7 @@ def gateway_pids(home: Path) -> list[int]:
     return found
 
 
-def test_killing_the_client_process_stops_the_job(settings, store):
+def test_killing_the_client_process_stops_the_job(settings, store, vector_batches):
     seed(store, 120, "e2e-kill")
     name = "kill-me"
     from mnemo.v1 import search_pb2, search_pb2_grpc
@@ -179,16 +185,16 @@ def test_killing_the_client_process_stops_the_job(settings, store):
     search_pb2_grpc.SearchServiceStub(channel).BuildCorpus(search_pb2.BuildCorpusRequest(
         name=name, filter=store_pb2.CorpusFilter(project="e2e-kill")))
     channel.close()
-    before = WORK_LOG.batches(name)
+    before = vector_batches.batches(name)
     client = subprocess.Popen([sys.executable, "-c", CLIENT, name], env=env_for(settings), cwd=str(REPO_ROOT),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        wait_for(lambda: WORK_LOG.batches(name) >= before + 1, 30, "the job's first batch")
+        wait_for(lambda: vector_batches.batches(name) >= before + 1, 30, "the job's first batch")
         assert corpus(store, name).priming_state == "priming"
         at_kill = time.monotonic()
         os.kill(client.pid, signal.SIGKILL)  # the host dies without a word; the gateway sees stdin close
         client.wait(10)
-        assert_job_stopped(store, name, at_kill)
+        assert_job_stopped(store, vector_batches, name, at_kill)
         wait_for(lambda: not gateway_pids(settings.home), 15, "the orphaned gateway to exit")
     finally:
         if client.poll() is None:

@@ -10,7 +10,7 @@ import pytest
 
 from mnemo.config import with_overrides
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
-from search_svc.corpus import EVIDENCE_NOTICE
+from mnemo.vocab import EVIDENCE_NOTICE
 from tests.fakes.anthropic_server import FakeAnthropic
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]

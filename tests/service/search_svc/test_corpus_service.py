@@ -17,8 +17,9 @@ from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.timefmt import iso_from_ms, parse_instant
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, vector_pb2
-from search_svc.corpus import EVIDENCE_NOTICE, WORK_LOG
+from mnemo.vocab import EVIDENCE_NOTICE
 from tests.conftest import start_service
+from tests.service.search_svc.corpus_support import ReceivedBatches
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
 
@@ -48,7 +49,7 @@ def seed_observations(store_stub, count: int, *, project_cycle=("alpha", "beta")
     for start in range(0, len(items), 1000):
         request = store_pb2.AddObservationsRequest(observations=items[start:start + 1000])
         ids += store_stub.AddObservations(request).ids
-    for obs, id_ in zip(items, ids):
+    for obs, id_ in zip(items, ids, strict=True):
         obs.id = id_
     return items
 
@@ -179,15 +180,15 @@ def test_names_that_could_be_paths_are_refused(search_stub, name):
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_prime_reports_progress_to_the_end_and_opens_a_session(search_stub, store_stub, vector_stub):
+def test_prime_reports_progress_to_the_end_and_opens_a_session(search_stub, store_stub, vector_stub,
+                                                               received: ReceivedBatches):
     items = seed_observations(store_stub, 60)
     built = build(search_stub, "kb", description="alpha notes", project="alpha")
     assert built.corpus.priming_state == "unprimed" and "prime_corpus" in built.text
-    batches_before = WORK_LOG.batches("kb")
     events = prime(search_stub, "kb")
     progress = [(e.done, e.total) for e in events]
     assert [e.phase for e in events][0] == "load" and {"embed", "digest"} <= {e.phase for e in events}
-    assert all(a[0] <= b[0] for a, b in zip(progress, progress[1:])), "progress must never go back"
+    assert all(a[0] <= b[0] for a, b in zip(progress, progress[1:], strict=False)), "progress must never go back"
     assert len({t for _, t in progress}) == 1
     final = events[-1]
     assert final.final and final.phase == "done" and final.done == final.total > 0
@@ -201,7 +202,7 @@ def test_prime_reports_progress_to_the_end_and_opens_a_session(search_stub, stor
     assert digest["observations"] == len(alpha)
     assert {t["name"] for t in digest["themes"]["types"]} == {o.type for o in alpha}
     assert digest["top_terms"] and digest["time_span"]["earliest"]
-    assert WORK_LOG.batches("kb") - batches_before == sum(e.phase == "embed" for e in events)
+    assert received.batches("kb") == sum(e.phase == "embed" for e in events)
     hits = vector_stub.QueryCorpus(vector_pb2.QueryCorpusRequest(corpus="kb", text="zebrafish module",
                                                                  limit=5))
     assert hits.passages and {p.observation_id for p in hits.passages} <= set(corpus.observation_ids)
@@ -268,28 +269,31 @@ def test_unknown_corpus_and_empty_corpus_say_what_to_do(search_stub, store_stub)
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
-def test_a_failed_job_is_reported_in_the_stream_and_in_list_corpora(settings, search_stub, store_stub, home):
+def test_a_failed_job_ends_the_stream_with_its_status_and_is_recorded(settings, search_stub, store_stub, home):
     seed_observations(store_stub, 20)
     build(search_stub, "kb", project="alpha")
     # A second search service whose vector peer is gone: every embedding batch fails.
     broken = with_overrides(settings, vector_addr=f"unix:{home}/run/nobody.sock", rpc_timeout_s=3.0)
     handle, on_stop = start_service("search", broken, listen=f"unix:{home}/run/search-broken.sock")
+    events: list[search_pb2.PrimeEvent] = []
     try:
         channel = open_channel(handle.address)
-        events = list(search_pb2_grpc.SearchServiceStub(channel).PrimeCorpus(
-            search_pb2.CorpusNameRequest(name="kb"), timeout=30))
+        with pytest.raises(grpc.RpcError) as failed:
+            for event in search_pb2_grpc.SearchServiceStub(channel).PrimeCorpus(
+                    search_pb2.CorpusNameRequest(name="kb"), timeout=30):
+                events.append(event)
         channel.close()
     finally:
         handle.stop(0)
         on_stop()
-    final = events[-1]
-    assert final.final and final.phase == "failed" and final.message
-    assert "failed" in final.result_text and "prime_corpus again" in final.result_text
+    # The vector service's status reaches the caller with its own code, not an in-band event.
+    assert failed.value.code() == grpc.StatusCode.UNAVAILABLE and failed.value.details()
+    assert events and not any(e.final for e in events) and {e.phase for e in events} <= {"load", "embed"}
     listed = corpus_named(search_stub, "kb")
     assert listed.priming_state == "failed" and listed.last_job.outcome == "failed"
-    assert listed.last_job.message == final.message and listed.last_job.finished_at_epoch > 0
+    assert listed.last_job.message == failed.value.details() and listed.last_job.finished_at_epoch > 0
     text = search_stub.ListCorpora(search_pb2.ListCorporaToolRequest()).text
-    assert "last prime: failed" in text and final.message[:40] in text
+    assert "last prime: failed" in text and listed.last_job.message[:40] in text
     with pytest.raises(grpc.RpcError) as err:
         search_stub.QueryCorpus(search_pb2.QueryCorpusToolRequest(name="kb", question="q"))
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION and "failed" in err.value.details()

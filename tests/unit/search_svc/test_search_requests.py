@@ -3,9 +3,10 @@
 import pytest
 
 from mnemo.errors import InvalidArgument
+from mnemo.query import parse
 from mnemo.v1 import common_pb2, search_pb2
 from search_svc.details import parse_anchor
-from search_svc.requests import restricting_operators, search_args, semantic_text
+from search_svc.requests import search_args
 
 pytestmark = pytest.mark.unit
 
@@ -49,10 +50,17 @@ def test_a_timestamp_anchor_is_epoch_ms_and_garbage_is_refused():
     assert err.value.field == "anchor"
 
 
+def restricting_operators(query: str) -> tuple[str, ...]:
+    return parse(query, operators=True).restricting_operators
+
+
 def test_restricting_operators_are_detected_only_where_they_are_syntax():
-    assert restricting_operators('login NOT oauth') == ["NOT"]
-    assert restricting_operators('login -oauth') == ["NOT"]
-    assert restricting_operators('"redirect loop"') == ['"phrase"']
-    assert restricting_operators("login-flow OR auth*") == []
-    assert semantic_text("login OR auth*", operators=True) == "login auth"
-    assert semantic_text("login OR auth*", operators=False) == "login OR auth*"
+    """search_svc reads the operators from mnemo.query's parse, the store's parser."""
+    assert restricting_operators('login NOT oauth') == ("NOT",)
+    assert restricting_operators('login -oauth') == ("NOT",)
+    assert restricting_operators('"redirect loop"') == ('"phrase"',)
+    assert restricting_operators('login -"redirect loop"') == ("NOT", '"phrase"')
+    assert restricting_operators("login-flow OR auth*") == ()
+    assert restricting_operators('"login" NOT !!!') == ()  # one quoted word and a NOT of nothing narrow nothing
+    assert parse("login OR auth*", operators=True).semantic_text == "login auth"
+    assert parse("login OR auth*", operators=False).semantic_text == "login OR auth*"
