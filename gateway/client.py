@@ -9,8 +9,9 @@ they are (mapped to MnemoError), since the service may already have acted.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from typing import Any, TypeVar, cast
 
 import grpc
 
@@ -24,6 +25,13 @@ log = get_logger(__name__)
 
 # Priming a large corpus can take many minutes; the stream still gets a deadline.
 STREAM_DEADLINE_S = 4 * 3600.0
+
+RequestT = TypeVar("RequestT")
+ReplyT = TypeVar("ReplyT")
+# An RPC named by a reference to the generated stub's method, e.g. `lambda stub: stub.Search`,
+# so a reader (and mypy) follows a tool to its RPC without a method name in a string.
+UnaryRpc = Callable[[search_pb2_grpc.SearchServiceStub], grpc.aio.UnaryUnaryMultiCallable[RequestT, ReplyT]]
+StreamRpc = Callable[[search_pb2_grpc.SearchServiceStub], grpc.aio.UnaryStreamMultiCallable[RequestT, ReplyT]]
 
 
 def _default_start_stack(settings: Settings, timeout: float) -> bool:
@@ -81,51 +89,75 @@ class SearchClient:
                 )
 
     # -- unary -----------------------------------------------------------------------
-    async def _invoke(self, method: str, request: Any, timeout: float, *, after_restart: bool = False) -> Any:
-        rpc = getattr(self._get_stub(), method)
+    async def _invoke(
+        self, rpc: UnaryRpc[RequestT, ReplyT], request: RequestT, timeout: float, *, after_restart: bool = False
+    ) -> ReplyT:
         # After a restart, wait for the connection instead of failing fast: gRPC shares
         # subchannels between channels, and the one that was refused may still be backing off.
-        return await rpc(request, timeout=timeout, metadata=call_metadata(), wait_for_ready=after_restart)
+        return await rpc(self._get_stub())(request, timeout=timeout, metadata=call_metadata(),
+                                           wait_for_ready=after_restart)
 
-    async def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:
+    async def call(self, rpc: UnaryRpc[RequestT, ReplyT], request: RequestT, *, timeout: float | None = None) -> ReplyT:
         """One unary RPC; raises MnemoError. Retried once only when the connection was refused."""
         deadline = timeout if timeout is not None else self.settings.rpc_timeout_s
         try:
-            return await self._invoke(method, request, deadline)
+            return await self._invoke(rpc, request, deadline)
         except grpc.aio.AioRpcError as err:
             if not is_connection_refused(err):
                 raise error_from_rpc(err) from None
-            log.info("rpc_refused", method=method, details=err.details())
+            log.info("rpc_refused", request=type(request).__name__, details=err.details())
         await self._restart()
         try:
-            return await self._invoke(method, request, deadline, after_restart=True)
+            return await self._invoke(rpc, request, deadline, after_restart=True)
         except grpc.aio.AioRpcError as err:
             raise error_from_rpc(err) from None
 
     # -- server streaming ------------------------------------------------------------
-    async def stream(self, method: str, request: Any, *, timeout: float = STREAM_DEADLINE_S) -> AsyncIterator[Any]:
-        """Events of a server-streaming RPC. Closing or cancelling the iteration cancels the call.
+    async def stream(
+        self, rpc: StreamRpc[RequestT, ReplyT], request: RequestT, *, timeout: float = STREAM_DEADLINE_S
+    ) -> AsyncGenerator[ReplyT, None]:
+        """Events of a server-streaming RPC; its error status arrives as MnemoError (the same
+        mapping as unary calls). Closing or cancelling the iteration cancels the call.
 
         Refused before the first event means nobody saw the request: restart and retry once.
         """
         for attempt in (1, 2):
-            call = getattr(self._get_stub(), method)(request, timeout=timeout, metadata=call_metadata(),
-                                                     wait_for_ready=attempt == 2)
-            received = False
+            call = rpc(self._get_stub())(request, timeout=timeout, metadata=call_metadata(),
+                                         wait_for_ready=attempt == 2)
             try:
-                while True:
-                    try:
-                        event = await call.read()
-                    except grpc.aio.AioRpcError as err:
-                        if attempt == 1 and not received and is_connection_refused(err):
-                            log.info("rpc_refused", method=method, details=err.details())
-                            break
-                        raise error_from_rpc(err) from None
-                    if event is grpc.aio.EOF:
-                        return
-                    received = True
-                    yield event
+                async with aclosing(self._events(call, retry_refused=attempt == 1)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except _Refused as refused:
+                log.info("rpc_refused", request=type(request).__name__, details=refused.details)
             finally:
                 if not call.done():
                     call.cancel()
             await self._restart()
+
+    @staticmethod
+    async def _events(
+        call: grpc.aio.UnaryStreamCall[Any, ReplyT], *, retry_refused: bool
+    ) -> AsyncGenerator[ReplyT, None]:
+        """Read a call to its end. A refusal before the first event raises _Refused when a retry is allowed."""
+        received = False
+        while True:
+            try:
+                event = await call.read()
+            except grpc.aio.AioRpcError as err:
+                if retry_refused and not received and is_connection_refused(err):
+                    raise _Refused(err.details() or "") from None
+                raise error_from_rpc(err) from None
+            if event is grpc.aio.EOF:
+                return
+            received = True
+            yield cast(ReplyT, event)  # read() gives EOF | ReplyT, and EOF returned above
+
+
+class _Refused(Exception):
+    """Nothing listened: no service saw the request, so it may be sent again."""
+
+    def __init__(self, details: str):
+        super().__init__(details)
+        self.details = details

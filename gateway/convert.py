@@ -2,20 +2,99 @@
 
 Written out rather than dumped with protobuf's JSON printer, which renders int64 as
 strings and drops zero values: programs reading structuredContent get numbers as
-numbers and every declared field.
+numbers and every declared field. A record's `Shape` names its keys once; both the
+converter and the output schema (gateway.schemas) are read from it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
 from mnemo.v1 import common_pb2, search_pb2
+
+Schema = dict[str, Any]
 
 _KINDS = {
     common_pb2.DOC_KIND_OBSERVATION: "observation",
     common_pb2.DOC_KIND_SUMMARY: "summary",
     common_pb2.DOC_KIND_PROMPT: "prompt",
 }
+_JSON_TYPES = {
+    FieldDescriptor.TYPE_STRING: "string",
+    FieldDescriptor.TYPE_BOOL: "boolean",
+    FieldDescriptor.TYPE_DOUBLE: "number",
+    FieldDescriptor.TYPE_FLOAT: "number",
+}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A record's structuredContent: constant keys first, then JSON key -> proto field."""
+
+    message: type[Message]
+    keys: dict[str, str]
+    constants: dict[str, str] = field(default_factory=dict)
+
+    def dump(self, message: Message) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.constants)
+        for key, name in self.keys.items():
+            value = getattr(message, name)
+            data[key] = list(value) if self._repeated(name) else value
+        return data
+
+    def properties(self) -> dict[str, Schema]:
+        """Each key's JSON Schema, typed from the proto field (int64 stays an integer)."""
+        props: dict[str, Schema] = {key: {"type": "string", "const": value} for key, value in self.constants.items()}
+        for key, name in self.keys.items():
+            scalar = {"type": _JSON_TYPES.get(self._fields[name].type, "integer")}
+            props[key] = {"type": "array", "items": scalar} if self._repeated(name) else scalar
+        return props
+
+    @property
+    def _fields(self) -> Mapping[str, Any]:  # name -> the proto FieldDescriptor
+        return self.message.DESCRIPTOR.fields_by_name
+
+    def _repeated(self, name: str) -> bool:
+        return bool(self._fields[name].is_repeated)
+
+
+def _keys(*names: str, **renamed: str) -> dict[str, str]:
+    """JSON keys for proto fields: snake_case names in camelCase, then renamed ones (key=field)."""
+    keys = {_camel(name): name for name in names}
+    keys.update(renamed)
+    return keys
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_RECORD_TAIL = ("project", "memory_session_id")
+_CREATED = ("created_at", "created_at_epoch")
+
+OBSERVATION = Shape(common_pb2.Observation, _keys(
+    "id", "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified",
+    *_RECORD_TAIL, "prompt_number", *_CREATED, "tool_use_ids"), {"kind": "observation"})
+SUMMARY = Shape(common_pb2.Summary, _keys(
+    "id", "request", "investigated", "learned", "completed", "next_steps", "notes", *_RECORD_TAIL, *_CREATED),
+    {"kind": "summary"})
+PROMPT = Shape(common_pb2.UserPrompt, _keys(
+    "id", "prompt_text", "prompt_number", "content_session_id", "project", *_CREATED), {"kind": "prompt"})
+TOOL_USE = Shape(common_pb2.ToolUse, {
+    **_keys("id", "tool_use_id", "tool_name", "content_session_id", "project"),
+    "input": "tool_input",
+    "response": "tool_response",
+    **_keys("input_truncated", "response_truncated", "input_size", "response_size", "created_at", "observation_ids"),
+})
+TOOL_USE_REF = Shape(search_pb2.ToolUseRef, _keys("id", "tool_use_id", "tool_name"))
+_RECORDS = {"observation": OBSERVATION, "summary": SUMMARY, "prompt": PROMPT}
+RECORD_KINDS = tuple(_RECORDS)
 
 
 def index_row(row: common_pb2.IndexRow) -> dict[str, Any]:
@@ -34,103 +113,44 @@ def index_row(row: common_pb2.IndexRow) -> dict[str, Any]:
     }
 
 
-def observation(obs: common_pb2.Observation) -> dict[str, Any]:
-    return {
-        "kind": "observation",
-        "id": obs.id,
-        "type": obs.type,
-        "title": obs.title,
-        "subtitle": obs.subtitle,
-        "narrative": obs.narrative,
-        "facts": list(obs.facts),
-        "concepts": list(obs.concepts),
-        "filesRead": list(obs.files_read),
-        "filesModified": list(obs.files_modified),
-        "project": obs.project,
-        "memorySessionId": obs.memory_session_id,
-        "promptNumber": obs.prompt_number,
-        "createdAt": obs.created_at,
-        "createdAtEpoch": obs.created_at_epoch,
-        "toolUseIds": list(obs.tool_use_ids),
-    }
-
-
-def summary(s: common_pb2.Summary) -> dict[str, Any]:
-    return {
-        "kind": "summary",
-        "id": s.id,
-        "request": s.request,
-        "investigated": s.investigated,
-        "learned": s.learned,
-        "completed": s.completed,
-        "nextSteps": s.next_steps,
-        "notes": s.notes,
-        "project": s.project,
-        "memorySessionId": s.memory_session_id,
-        "createdAt": s.created_at,
-        "createdAtEpoch": s.created_at_epoch,
-    }
-
-
-def prompt(p: common_pb2.UserPrompt) -> dict[str, Any]:
-    return {
-        "kind": "prompt",
-        "id": p.id,
-        "promptText": p.prompt_text,
-        "promptNumber": p.prompt_number,
-        "contentSessionId": p.content_session_id,
-        "project": p.project,
-        "createdAt": p.created_at,
-        "createdAtEpoch": p.created_at_epoch,
-    }
-
-
 def record(rec: common_pb2.Record) -> dict[str, Any]:
     which = rec.WhichOneof("record")
-    if which == "observation":
-        return observation(rec.observation)
-    if which == "summary":
-        return summary(rec.summary)
-    if which == "prompt":
-        return prompt(rec.prompt)
-    return {"kind": "observation", "id": 0}
+    if which is None:
+        return {"kind": "observation", "id": 0}
+    return _RECORDS[which].dump(getattr(rec, which))
 
 
-def tool_use(t: common_pb2.ToolUse) -> dict[str, Any]:
-    return {
-        "id": t.id,
-        "toolUseId": t.tool_use_id,
-        "toolName": t.tool_name,
-        "contentSessionId": t.content_session_id,
-        "project": t.project,
-        "input": t.tool_input,
-        "response": t.tool_response,
-        "inputTruncated": t.input_truncated,
-        "responseTruncated": t.response_truncated,
-        "inputSize": t.input_size,
-        "responseSize": t.response_size,
-        "createdAt": t.created_at,
-        "observationIds": list(t.observation_ids),
-    }
+def _rows(rows: Any) -> list[dict[str, Any]]:
+    return [index_row(r) for r in rows]
 
 
 def search_reply(reply: search_pb2.SearchReply) -> dict[str, Any]:
+    counts = reply.counts
     return {
-        "total": reply.counts.total,
-        "counts": {"observations": reply.counts.observations, "summaries": reply.counts.summaries,
-                   "prompts": reply.counts.prompts},
+        "total": counts.total,
+        "counts": {"observations": counts.observations, "summaries": counts.summaries, "prompts": counts.prompts},
         "strategy": reply.strategy,
         "notice": reply.notice,
-        "rows": [index_row(r) for r in reply.rows],
+        "rows": _rows(reply.rows),
     }
 
 
 def timeline_reply(reply: search_pb2.TimelineReply) -> dict[str, Any]:
-    return {"anchor": reply.anchor, "anchorIndex": reply.anchor_index, "items": [index_row(r) for r in reply.items]}
+    return {"anchor": reply.anchor, "anchorIndex": reply.anchor_index, "items": _rows(reply.items)}
 
 
 def observations_reply(reply: search_pb2.GetObservationsReply) -> dict[str, Any]:
-    return {"observations": [observation(o) for o in reply.observations]}
+    return {"observations": [OBSERVATION.dump(o) for o in reply.observations]}
+
+
+def _detail(detail: search_pb2.MemDetail) -> dict[str, Any]:
+    return {
+        "id": detail.row.display_id,
+        "record": record(detail.record),
+        "row": index_row(detail.row),
+        "context": _rows(detail.context),
+        "toolUses": [TOOL_USE_REF.dump(t) for t in detail.tool_uses],
+    }
 
 
 def mem_search_reply(reply: search_pb2.MemSearchReply) -> dict[str, Any]:
@@ -140,22 +160,13 @@ def mem_search_reply(reply: search_pb2.MemSearchReply) -> dict[str, Any]:
         "hasMore": reply.has_more,
         "continuation": reply.continuation,
         "strategy": reply.strategy,
-        "rows": [index_row(r) for r in reply.rows],
-        "details": [
-            {
-                "id": d.row.display_id,
-                "record": record(d.record),
-                "row": index_row(d.row),
-                "context": [index_row(c) for c in d.context],
-                "toolUses": [{"id": t.id, "toolUseId": t.tool_use_id, "toolName": t.tool_name} for t in d.tool_uses],
-            }
-            for d in reply.details
-        ],
+        "rows": _rows(reply.rows),
+        "details": [_detail(d) for d in reply.details],
     }
 
 
 def tool_uses_reply(reply: search_pb2.GetToolUsesReply) -> dict[str, Any]:
-    return {"toolUses": [tool_use(t) for t in reply.tool_uses]}
+    return {"toolUses": [TOOL_USE.dump(t) for t in reply.tool_uses]}
 
 
 def save_memory_reply(reply: search_pb2.SaveMemoryReply) -> dict[str, Any]:

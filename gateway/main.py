@@ -14,8 +14,13 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mnemo.config import Settings, ensure_private_dirs
+
+if TYPE_CHECKING:  # imported late at run time: the cold start stays lean
+    from gateway.server import Gateway
 
 
 def _skip_pretty_printing() -> None:
@@ -100,7 +105,7 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
 STARTUP_CHECK_DELAY_S = 1.0
 
 
-async def _start_stack(settings: Settings, gateway) -> None:
+async def _start_stack(settings: Settings, gateway: Gateway) -> None:
     """Start the stack if it is down, off the event loop so the MCP handshake is not blocked."""
     await asyncio.sleep(STARTUP_CHECK_DELAY_S)
     from mnemo.stack import ensure_stack
@@ -115,7 +120,7 @@ async def _start_stack(settings: Settings, gateway) -> None:
         _log().warning("stack_unhealthy", hint="run `mnemo status`; tool calls will report UNAVAILABLE")
 
 
-async def _watch_parent(original: int, interval: float, finish) -> None:
+async def _watch_parent(original: int, interval: float, finish: Callable[[str], None]) -> None:
     """Exit when the parent is gone: ppid changed (or became 1, the usual reparenting)."""
     while True:
         await asyncio.sleep(interval)

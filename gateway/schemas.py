@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-OBS_TYPES = ["decision", "bugfix", "feature", "refactor", "discovery", "change",
-             "security_alert", "security_note", "sensitive"]
-CORPUS_NAME_PATTERN = "^[a-zA-Z0-9._-]{1,64}$"
+from gateway import convert
+from mnemo import vocab
+
+OBS_TYPES = list(vocab.OBSERVATION_TYPES)
 ISO_DATE_HINT = "ISO-8601 date or timestamp (e.g. 2026-11-30 or 2026-11-30T09:33:00Z)"
+# Bounds of a schema property that names none of its own (a filter value, a free-text field).
+STRING_MAX_CHARS = 1000
+ARRAY_MAX_ITEMS = 50
+ARRAY_ITEM_MAX_CHARS = 500
+
+Schema = dict[str, Any]
 
 
-def string(description: str, *, max_length: int = 1000, min_length: int | None = None, **extra: Any) -> dict:
+def string(description: str, *, max_length: int = STRING_MAX_CHARS, min_length: int | None = None,
+           **extra: Any) -> Schema:
     schema: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_length}
     if min_length is not None:
         schema["minLength"] = min_length
@@ -18,19 +26,20 @@ def string(description: str, *, max_length: int = 1000, min_length: int | None =
     return schema
 
 
-def integer(description: str, minimum: int, maximum: int, default: int | None = None) -> dict:
+def integer(description: str, minimum: int, maximum: int, default: int | None = None) -> Schema:
     schema: dict[str, Any] = {"type": "integer", "description": description, "minimum": minimum, "maximum": maximum}
     if default is not None:
         schema["default"] = default
     return schema
 
 
-def string_array(description: str, *, max_items: int = 50, item_max_length: int = 500, **item: Any) -> dict:
+def string_array(description: str, *, max_items: int = ARRAY_MAX_ITEMS, item_max_length: int = ARRAY_ITEM_MAX_CHARS,
+                 **item: Any) -> Schema:
     return {"type": "array", "description": description, "maxItems": max_items,
             "items": {"type": "string", "maxLength": item_max_length, **item}}
 
 
-def obj(properties: dict[str, dict], required: list[str] | None = None, *, closed: bool = True) -> dict:
+def obj(properties: dict[str, Schema], required: list[str] | None = None, *, closed: bool = True) -> Schema:
     """A flat object schema; `properties` is always present (strict hosts require it)."""
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
@@ -40,19 +49,19 @@ def obj(properties: dict[str, dict], required: list[str] | None = None, *, close
     return schema
 
 
-def project(description: str = "Project name (exact match).") -> dict:
-    return string(description, max_length=256)
+def project(description: str = "Project name (exact match).") -> Schema:
+    return string(description, max_length=vocab.PROJECT_MAX_BYTES)
 
 
-def corpus_name() -> dict:
+def corpus_name() -> Schema:
     return string("Corpus name: letters, digits, '.', '_' or '-' (1-64 characters).",
-                  max_length=64, min_length=1, pattern=CORPUS_NAME_PATTERN)
+                  max_length=vocab.CORPUS_NAME_MAX_CHARS, min_length=1, pattern=vocab.CORPUS_NAME_PATTERN)
 
 
 # -- output schemas (structuredContent) --------------------------------------------------
 # Output objects stay open (no additionalProperties: false) so a newer gateway can add fields.
 
-def out(properties: dict[str, dict], required: list[str] | None = None) -> dict:
+def out(properties: dict[str, Schema], required: list[str] | None = None) -> Schema:
     return obj(properties, required, closed=False)
 
 
@@ -73,57 +82,17 @@ INDEX_ROW = out(
     ["id", "kind", "recordId", "type", "title"],
 )
 
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-_INTS = {"type": "array", "items": {"type": "integer"}}
-
-OBSERVATION = out(
-    {
-        "kind": {"type": "string", "const": "observation"},
-        "id": {"type": "integer"},
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "subtitle": {"type": "string"},
-        "narrative": {"type": "string"},
-        "facts": _STRINGS,
-        "concepts": _STRINGS,
-        "filesRead": _STRINGS,
-        "filesModified": _STRINGS,
-        "project": {"type": "string"},
-        "memorySessionId": {"type": "string"},
-        "promptNumber": {"type": "integer"},
-        "createdAt": {"type": "string"},
-        "createdAtEpoch": {"type": "integer"},
-        "toolUseIds": _INTS,
-    },
-    ["kind", "id", "type", "title"],
-)
+OBSERVATION = out(convert.OBSERVATION.properties(), ["kind", "id", "type", "title"])
 
 RECORD = out(
     {
-        "kind": {"type": "string", "enum": ["observation", "summary", "prompt"]},
+        "kind": {"type": "string", "enum": list(convert.RECORD_KINDS)},
         "id": {"type": "integer"},
     },
     ["kind", "id"],
 )
 
-TOOL_USE = out(
-    {
-        "id": {"type": "integer"},
-        "toolUseId": {"type": "string"},
-        "toolName": {"type": "string"},
-        "contentSessionId": {"type": "string"},
-        "project": {"type": "string"},
-        "input": {"type": "string"},
-        "response": {"type": "string"},
-        "inputTruncated": {"type": "boolean"},
-        "responseTruncated": {"type": "boolean"},
-        "inputSize": {"type": "integer"},
-        "responseSize": {"type": "integer"},
-        "createdAt": {"type": "string"},
-        "observationIds": _INTS,
-    },
-    ["id", "toolName"],
-)
+TOOL_USE = out(convert.TOOL_USE.properties(), ["id", "toolName"])
 
 SEARCH_OUT = out(
     {
@@ -164,9 +133,7 @@ MEM_SEARCH_OUT = out(
                     "record": RECORD,
                     "row": INDEX_ROW,
                     "context": {"type": "array", "items": INDEX_ROW},
-                    "toolUses": {"type": "array", "items": out(
-                        {"id": {"type": "integer"}, "toolUseId": {"type": "string"}, "toolName": {"type": "string"}},
-                        ["id"])},
+                    "toolUses": {"type": "array", "items": out(convert.TOOL_USE_REF.properties(), ["id"])},
                 },
                 ["id", "record", "context", "toolUses"],
             ),

@@ -1,5 +1,5 @@
 """The MCP server: tools/list from the tool table filtered by backend capabilities, and
-tools/call = validate -> one RPC -> text + structuredContent, errors mapped once.
+tools/call = validate -> the tool's handler (one RPC) -> text + structuredContent, errors mapped once.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from gateway.client import SearchClient
 from gateway.errors import error_result, unexpected_result
-from gateway.handlers import ToolCall
+from gateway.spec import ToolCall
 from gateway.tools import BY_NAME, ToolSpec, advertised
 from gateway.validation import validate_arguments
 from mnemo import __version__ as VERSION
@@ -48,7 +48,9 @@ class Gateway:
         # No waiting for the background start-up check: a refused call starts the stack
         # itself (under the same spawn lock) and retries once.
         try:
-            reply = await self.client.call("GetCapabilities", search_pb2.GetCapabilitiesRequest())
+            reply: search_pb2.GetCapabilitiesResponse = await self.client.call(
+                lambda stub: stub.GetCapabilities, search_pb2.GetCapabilitiesRequest()
+            )
         except MnemoError as err:
             log.warning("capabilities_unavailable", error=str(err))
             return CORE_CAPABILITIES
@@ -83,7 +85,7 @@ class Gateway:
 
 
 def to_mcp_tool(spec: ToolSpec) -> types.Tool:
-    annotations = types.ToolAnnotations(read_only_hint=True) if spec.read_only else None
+    annotations = types.ToolAnnotations.model_validate(spec.annotations) if spec.annotations else None
     return types.Tool(
         name=spec.name,
         description=spec.description,

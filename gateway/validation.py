@@ -6,16 +6,20 @@ Draft 2020-12, one compiled validator per tool. Errors name the field and the ru
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemo.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 _MAX_ERRORS = 5
 
 
 @cache
-def _validator(tool_name: str):
+def _validator(tool_name: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator  # lazy: keeps the gateway's cold start lean
 
     from gateway.tools import BY_NAME
@@ -25,7 +29,7 @@ def _validator(tool_name: str):
     return Draft202012Validator(schema)
 
 
-def _field_of(error) -> str:
+def _field_of(error: ValidationError) -> str:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else "argument"
@@ -36,7 +40,7 @@ def _field_of(error) -> str:
     return path or "arguments"
 
 
-def _rule_of(error, tool_name: str) -> str:
+def _rule_of(error: ValidationError, tool_name: str) -> str:
     if error.validator == "required":
         return "is required"
     if error.validator == "additionalProperties":
@@ -52,7 +56,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def validate_arguments(tool_name: str, arguments: dict[str, Any], byte_limits: dict[str, int]) -> None:
+def validate_arguments(tool_name: str, arguments: Mapping[str, Any], byte_limits: Mapping[str, int]) -> None:
     """Raise InvalidArgument naming every broken field (up to five) and its rule."""
     errors = sorted(_validator(tool_name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
     if errors:

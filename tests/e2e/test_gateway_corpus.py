@@ -43,6 +43,9 @@ def test_prime_streams_progress_and_heartbeats_then_cancel_is_recorded(stack, se
 
     async def scenario():
         async with mcp_session(env) as session:
+            unknown = await session.call_tool("prime_corpus", {"name": "no-such-corpus"})
+            assert unknown.is_error and result_text(unknown).startswith("NOT_FOUND: "), result_text(unknown)
+            assert "no-such-corpus" in result_text(unknown)
             built = await session.call_tool("build_corpus", {"name": "releases", "project": "shipyard"})
             assert not built.is_error, result_text(built)
             primed = await session.call_tool("prime_corpus", {"name": "releases"}, progress_callback=on_progress)

@@ -11,6 +11,7 @@ import subprocess
 import time
 
 import anyio
+import grpc
 import pytest
 
 from tests.service.gateway.mcp_support import (
@@ -64,12 +65,35 @@ def test_progress_heartbeats_and_the_result_without_a_token(settings):
     heartbeats = [r for r in received if r[3] and r[3].startswith("working")]
     assert len(heartbeats) >= 3, received  # the job was silent for 1.2 s; one every 0.2 s
     times = [started] + [r[0] for r in received]
-    assert max(b - a for a, b in zip(times, times[1:])) < HEARTBEAT_S * 3 + 0.3  # slack for a loaded CI box
+    assert max(b - a for a, b in zip(times, times[1:], strict=False)) < HEARTBEAT_S * 3 + 0.3  # slack for CI
     values = [r[1] for r in received]
     assert values == sorted(values) and len(set(values)) == len(values)  # strictly increasing
     assert received[-1][1] == received[-1][2] == 4.0
     assert [r[3] for r in received if r[3] and r[3].startswith("chunk")][-1] == "chunk 4/4"
     assert servicer.prime_calls == 2
+
+
+def test_a_failed_job_keeps_its_status_code_in_the_tool_result(settings):
+    """The job's stream ends with UNAVAILABLE after one event: the result says UNAVAILABLE and what to do."""
+    servicer = FaultySearch(capabilities=CAPS, prime_fails_with=(grpc.StatusCode.UNAVAILABLE,
+                                                                 "vector_svc is not reachable"))
+    handle, env = fake_stack(settings, servicer)
+    received: list[str | None] = []
+
+    async def on_progress(progress, total, message):
+        received.append(message)
+
+    async def scenario():
+        async with mcp_session(env) as session:
+            return await session.call_tool("prime_corpus", {"name": "notes"}, progress_callback=on_progress)
+
+    try:
+        result = anyio.run(scenario)
+    finally:
+        handle.stop(0)
+    assert result.is_error
+    assert result_text(result).startswith("UNAVAILABLE: vector_svc is not reachable The memory service")
+    assert "chunk 1/3" in received and servicer.prime_calls == 1  # seen by the service: not sent again
 
 
 def test_client_cancellation_cancels_the_job(settings):

@@ -38,24 +38,24 @@ def wait_gone(pid: int, timeout: float) -> float | None:
     return None
 
 
-def test_exits_when_stdin_closes(fake_env):
+def serving_gateway(env: dict[str, str]) -> subprocess.Popen:
+    """A gateway that answered initialize, so its signal handlers and stdin reader are armed."""
     proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=fake_env, cwd=str(REPO_ROOT))
-    with proc:
-        proc.stdin.write(INITIALIZE.encode())
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == 1
+                            stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+    proc.stdin.write(INITIALIZE.encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    return proc
+
+
+def test_exits_when_stdin_closes(fake_env):
+    with serving_gateway(fake_env) as proc:
         proc.stdin.close()
         assert proc.wait(10) == 0
 
 
 def test_exits_on_sigterm(fake_env):
-    proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=fake_env, cwd=str(REPO_ROOT))
-    with proc:
-        proc.stdin.write(INITIALIZE.encode())
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == 1
+    with serving_gateway(fake_env) as proc:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
 

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import grpc
+
 from mnemo.config import Settings
 from mnemo.grpc_server import build_server
 from mnemo.v1 import search_pb2, search_pb2_grpc
@@ -50,7 +52,8 @@ class FaultySearch(search_pb2_grpc.SearchServiceServicer):
     """Answers capabilities; Search sleeps `delay_s` (past the caller's deadline) and counts runs."""
 
     def __init__(self, delay_s: float = 2.0, capabilities: tuple[str, ...] = ("search",),
-                 prime_quiet_s: float = 0.0, prime_steps: int = 3, prime_step_s: float = 0.05):
+                 prime_quiet_s: float = 0.0, prime_steps: int = 3, prime_step_s: float = 0.05,
+                 prime_fails_with: tuple[grpc.StatusCode, str] | None = None):
         self.delay_s = delay_s
         self.capabilities = capabilities
         self.search_calls = 0
@@ -62,6 +65,8 @@ class FaultySearch(search_pb2_grpc.SearchServiceServicer):
         self.prime_started = threading.Event()
         self.prime_cancelled = threading.Event()
         self.prime_calls = 0
+        # The way a failed job ends: after its first event, the stream ends with this status.
+        self.prime_fails_with = prime_fails_with
 
     def GetCapabilities(self, request, context):
         return search_pb2.GetCapabilitiesResponse(capabilities=list(self.capabilities))
@@ -73,7 +78,6 @@ class FaultySearch(search_pb2_grpc.SearchServiceServicer):
         self.finished.set()
         return search_pb2.SearchReply(text="too late")
 
-
     def PrimeCorpus(self, request, context):
         """A slow job: silent for prime_quiet_s, then prime_steps events; stops when the caller cancels."""
         with self._lock:
@@ -84,6 +88,8 @@ class FaultySearch(search_pb2_grpc.SearchServiceServicer):
         total = self.prime_steps
         for done in range(1, total + 1):
             yield search_pb2.PrimeEvent(phase="embed", done=done, total=total, message=f"chunk {done}/{total}")
+            if self.prime_fails_with:
+                context.abort(*self.prime_fails_with)
             if not self._idle(context, self.prime_step_s):
                 return
         yield search_pb2.PrimeEvent(phase="done", done=total, total=total, final=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import grpc
 import pytest
 
 from gateway.client import SearchClient
@@ -31,7 +32,7 @@ def test_refused_call_starts_the_stack_and_is_retried_once(settings):
 
     async def scenario():
         try:
-            return await client.call("Search", search_pb2.SearchRequest(query="x"))
+            return await client.call(lambda stub: stub.Search, search_pb2.SearchRequest(query="x"))
         finally:
             await client.close()
 
@@ -51,7 +52,7 @@ def test_refused_twice_reports_unavailable_after_one_retry(settings):
 
     async def scenario():
         try:
-            await client.call("Search", search_pb2.SearchRequest(query="x"))
+            await client.call(lambda stub: stub.Search, search_pb2.SearchRequest(query="x"))
         finally:
             await client.close()
 
@@ -68,7 +69,7 @@ def test_deadline_in_the_service_is_not_retried(settings):
 
     async def scenario():
         try:
-            await client.call("Search", search_pb2.SearchRequest(query="x"))
+            await client.call(lambda stub: stub.Search, search_pb2.SearchRequest(query="x"))
         finally:
             await client.close()
 
@@ -79,3 +80,26 @@ def test_deadline_in_the_service_is_not_retried(settings):
     finally:
         handle.stop(0)
     assert servicer.search_calls == 1 and starts == []
+
+
+def test_a_stream_that_ends_in_an_error_status_raises_the_typed_error(settings):
+    """The same mapping as unary calls: the job's status code survives (no in-band "failed" event)."""
+    servicer = FaultySearch(prime_fails_with=(grpc.StatusCode.UNAVAILABLE, "vector_svc is not reachable"))
+    handle = start_fake_search(servicer, settings.address("search"))
+    client = SearchClient(settings, start_stack=lambda s, t: False)
+    events: list[search_pb2.PrimeEvent] = []
+
+    async def scenario():
+        try:
+            async for event in client.stream(lambda stub: stub.PrimeCorpus, search_pb2.CorpusNameRequest(name="n")):
+                events.append(event)
+        finally:
+            await client.close()
+
+    try:
+        with pytest.raises(Unavailable, match="vector_svc is not reachable"):
+            asyncio.run(scenario())
+    finally:
+        handle.stop(0)
+    assert [e.message for e in events] == ["chunk 1/3"]
+    assert client.restarts == 0  # the service saw the call: never sent again

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gateway.handlers import _Progress
+from gateway.prime import Progress
 
 pytestmark = pytest.mark.unit
 
@@ -18,7 +18,7 @@ def test_values_increase_and_heartbeats_stay_below_the_next_step():
         sent.append((value, total, message))
 
     async def scenario():
-        progress = _Progress(send)
+        progress = Progress(send)
         await progress.report(0, None, "load")          # nothing done yet, total unknown
         await progress.report(0, None, "heartbeat")
         await progress.report(1, 4, "chunk 1/4")
@@ -42,7 +42,7 @@ def test_heartbeat_fires_when_the_job_is_silent():
         sent.append(message)
 
     async def scenario():
-        progress = _Progress(send)
+        progress = Progress(send)
         beat = asyncio.ensure_future(progress.heartbeat(0.05, started=0.0))
         await asyncio.sleep(0.28)
         beat.cancel()

@@ -7,7 +7,12 @@ import re
 import pytest
 from jsonschema import Draft202012Validator
 
-from gateway.tools import HOST_PREFIX, NAME_PATTERN, TOOLS, advertised
+from gateway.prime import PrimeRelay
+from gateway.spec import Fixed, Unary
+from gateway.tools import BY_NAME, HOST_PREFIX, NAME_PATTERN, TOOLS, advertised
+from mnemo.errors import InvalidArgument
+from mnemo.v1 import search_pb2
+from mnemo.v1.search_pb2_grpc import SearchServiceStub
 
 pytestmark = pytest.mark.unit
 
@@ -37,9 +42,9 @@ def test_schema_is_flat_valid_and_fully_described(tool):
         if prop["type"] == "string":
             assert "maxLength" in prop or "enum" in prop, f"{tool.name}.{name} is unbounded"
         if prop["type"] == "integer":
-            assert "minimum" in prop, f"{tool.name}.{name} has no lower bound"
+            assert "minimum" in prop and "maximum" in prop, f"{tool.name}.{name} is unbounded"
         if prop["type"] == "array":
-            assert "items" in prop
+            assert "items" in prop and "maxItems" in prop, f"{tool.name}.{name} is unbounded"
     for required in schema.get("required", []):
         assert required in schema["properties"]
     if tool.output_schema is not None:
@@ -76,7 +81,8 @@ def test_mem_search_schema_is_exactly_the_specified_one():
         assert (props[depth]["minimum"], props[depth]["maximum"]) == (0, 3)
     cont = props["continuation"]
     assert (cont["minLength"], cont["maxLength"], cont["pattern"]) == (27, 27, "^ms_[A-Za-z0-9_-]{24}$")
-    assert props["selectedIds"]["items"] == {"type": ["string", "integer"]}
+    assert props["selectedIds"]["items"] == {"type": ["string", "integer"], "maxLength": 64}
+    assert props["selectedIds"]["maxItems"] == 5  # no more than maxDetails can be detailed
 
 
 def test_workflow_note_puts_mem_search_first_and_layer_four_last():
@@ -98,3 +104,71 @@ def test_advertised_follows_capabilities():
     assert only_search == {"important_workflow", "search", "timeline", "get_observations"}
     everything = advertised({"search", "mem_search", "tool_uses", "write", "work_state", "context", "corpus"})
     assert len(everything) == len(TOOLS)
+
+
+class _PathChannel:
+    """Stands in for a channel: each stub method becomes the path of its RPC, so a test can
+    read which RPC a tool's spec names."""
+
+    def unary_unary(self, path, request_serializer, response_deserializer, _registered_method=False):
+        return path
+
+    unary_stream = unary_unary
+
+
+RPC_OF = {
+    "mem_search": "MemSearch", "search": "Search", "timeline": "Timeline", "get_observations": "GetObservations",
+    "get_tool_uses": "GetToolUses", "save_memory": "SaveMemory", "work_state_write": "WriteWorkState",
+    "work_state_read": "ReadWorkState", "session_start_context": "SessionStartContext",
+    "build_corpus": "BuildCorpus", "list_corpora": "ListCorpora", "prime_corpus": "PrimeCorpus",
+    "query_corpus": "QueryCorpus", "rebuild_corpus": "RebuildCorpus", "reprime_corpus": "ReprimeCorpus",
+}
+SMALLEST_ARGS = {"timeline": {"anchor": 1}, "get_observations": {"ids": [1]}, "get_tool_uses": {"ids": [1]},
+                 "save_memory": {"text": "t"}, "work_state_write": {"project": "p", "content": "c"},
+                 "work_state_read": {"project": "p"}, "session_start_context": {"project": "p"},
+                 "build_corpus": {"name": "c"}, "query_corpus": {"name": "c", "question": "q"},
+                 "rebuild_corpus": {"name": "c"}}
+
+
+@pytest.mark.parametrize("tool", [t for t in TOOLS if t.name in RPC_OF], ids=lambda t: t.name)
+def test_each_spec_names_its_rpc_and_builds_that_rpcs_request(tool):
+    path = tool.handler.rpc(SearchServiceStub(_PathChannel()))
+    assert path == f"/mnemo.v1.SearchService/{RPC_OF[tool.name]}"
+    method = search_pb2.DESCRIPTOR.services_by_name["SearchService"].methods_by_name[RPC_OF[tool.name]]
+    if isinstance(tool.handler, Unary):
+        request = tool.handler.request(SMALLEST_ARGS.get(tool.name, {}))
+        assert request.DESCRIPTOR is method.input_type
+    else:
+        assert isinstance(tool.handler, PrimeRelay) and method.server_streaming
+
+
+def test_only_the_prime_relay_and_the_workflow_note_are_not_plain_rpcs():
+    special = {t.name: type(t.handler) for t in TOOLS if not isinstance(t.handler, Unary)}
+    assert special == {"important_workflow": Fixed, "prime_corpus": PrimeRelay, "reprime_corpus": PrimeRelay}
+
+
+def request_of(tool: str):
+    """The request mapping of a plain tool's spec."""
+    handler = BY_NAME[tool].handler
+    assert isinstance(handler, Unary)
+    return handler.request
+
+
+@pytest.mark.parametrize(("tool", "args", "field"), [
+    ("timeline", {}, "anchor"),
+    ("timeline", {"anchor": 3, "query": "q"}, "anchor"),
+    ("get_tool_uses", {}, "ids"),
+])
+def test_rules_that_span_fields_are_checked_before_the_call(tool, args, field):
+    with pytest.raises(InvalidArgument) as refused:
+        request_of(tool)(args)
+    assert refused.value.field == field
+
+
+def test_optional_depths_stay_unset_unless_given():
+    request = request_of("timeline")({"anchor": "#3", "depth_before": 0})
+    assert request.HasField("depth_before") and request.depth_before == 0
+    assert not request.HasField("depth_after")
+    request = request_of("mem_search")({"query": "q", "selectedIds": [12, "S3"]})
+    assert not request.HasField("depth_before") and list(request.selected_ids) == ["12", "S3"]
+    assert request.mode == "guided"

@@ -30,7 +30,8 @@ def test_mem_search_integer_bounds(field, low, high):
     check("mem_search", {"query": "q", field: high})
     assert refused("mem_search", {"query": "q", field: high + 1}) == (
         f"{field}: {high + 1} is greater than the maximum of {high}")
-    assert refused("mem_search", {"query": "q", field: low - 1}) == f"{field}: {low - 1} is less than the minimum of {low}"
+    assert refused("mem_search", {"query": "q", field: low - 1}) == (
+        f"{field}: {low - 1} is less than the minimum of {low}")
 
 
 def test_mem_search_query_length_in_characters_and_bytes():

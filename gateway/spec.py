@@ -1,0 +1,106 @@
+"""What a tool is: its spec (schema, annotations, capability, how it is served) and the one
+generic handler, `Unary`, that serves every tool whose work is a single RPC.
+
+A `Unary` names its RPC by a reference to the generated stub's method, maps the validated
+arguments to the request message, and converts the reply to text + structuredContent.
+Tools with logic of their own (the prime relay) bring their own handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from gateway.client import SearchClient, UnaryRpc
+
+Args = Mapping[str, Any]
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+RequestT = TypeVar("RequestT")
+ReplyT = TypeVar("ReplyT")
+
+
+@dataclass
+class ToolOutput:
+    text: str
+    structured: dict[str, Any] | None = None
+
+
+@dataclass
+class ToolCall:
+    """What a handler may use: the backend client, a progress reporter, the heartbeat interval."""
+
+    client: SearchClient
+    progress: ProgressFn
+    heartbeat_interval_s: float
+
+
+Handler = Callable[[ToolCall, Args], Awaitable[ToolOutput]]
+
+
+class TextReply(Protocol):
+    """Every tool reply of SearchService carries the rendered text for the model."""
+
+    @property
+    def text(self) -> str: ...
+
+
+TextReplyT = TypeVar("TextReplyT", bound=TextReply)
+
+
+def text_only(reply: TextReply) -> ToolOutput:
+    return ToolOutput(reply.text)
+
+
+def with_structure(convert: Callable[[TextReplyT], dict[str, Any]]) -> Callable[[TextReplyT], ToolOutput]:
+    """The reply's text plus structuredContent built by `convert`."""
+    return lambda reply: ToolOutput(reply.text, convert(reply))
+
+
+def given(args: Args, **fields: str) -> dict[str, Any]:
+    """Request fields for the arguments the caller gave (proto field=argument name): for
+    optional fields, where an absent argument must stay unset (0 is a real depth)."""
+    return {name: args[argument] for name, argument in fields.items() if argument in args}
+
+
+@dataclass(frozen=True)
+class Unary(Generic[RequestT, ReplyT]):
+    """The generic handler: arguments -> request -> one RPC -> reply -> output."""
+
+    rpc: UnaryRpc[RequestT, ReplyT]
+    request: Callable[[Args], RequestT]
+    reply: Callable[[ReplyT], ToolOutput]
+    timeout: float | None = None  # None: the configured RPC timeout
+
+    async def __call__(self, call: ToolCall, args: Args) -> ToolOutput:
+        reply = await call.client.call(self.rpc, self.request(args), timeout=self.timeout)
+        return self.reply(reply)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A tool that answers with a constant text and calls nothing."""
+
+    text: str
+
+    async def __call__(self, call: ToolCall, args: Args) -> ToolOutput:
+        return ToolOutput(self.text)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool. `capability`: tools/list shows the tool only when search_svc reports it
+    (None: always). `byte_limits`: UTF-8 byte bounds that JSON Schema cannot express."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    capability: str | None
+    read_only: bool
+    output_schema: dict[str, Any] | None = None
+    byte_limits: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def annotations(self) -> dict[str, Any] | None:
+        return {"readOnlyHint": True} if self.read_only else None
