@@ -36,10 +36,14 @@ from mnemo.v1 import (  # noqa: E402
     vector_pb2,
     vector_pb2_grpc,
 )
+from mnemo.vocab import OBSERVATION_TYPES  # noqa: E402
 from search_svc.corpus import observation_passages  # noqa: E402
 
-TYPES = ("bugfix", "decision", "feature", "discovery", "refactor", "change")
-WORDS = ["cache", "token", "session", "pool", "retry", "index", "schema", "socket", "parser", "config", "migration", "lock", "queue", "buffer", "encoder", "stream", "cursor", "vector", "window", "budget"]
+TYPES = OBSERVATION_TYPES[:6]  # the kinds of work; the security types stay rare
+WORDS = [
+    "cache", "token", "session", "pool", "retry", "index", "schema", "socket", "parser", "config", "migration",
+    "lock", "queue", "buffer", "encoder", "stream", "cursor", "vector", "window", "budget"
+]
 
 
 def observation(i: int) -> common_pb2.Observation:
@@ -47,13 +51,21 @@ def observation(i: int) -> common_pb2.Observation:
     topic = [WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11)]
     narrative = " ".join(
         f"Step {n}: the {topic[n % 4]} layer of module {i % 97} was changed so the {topic[(n + 1) % 4]} "
-        f"path no longer blocks." for n in range(6))
+        f"path no longer blocks."
+        for n in range(6)
+    )
     return common_pb2.Observation(
-        memory_session_id=f"bench-{i // 50}", project="bench", type=TYPES[i % len(TYPES)],
-        title=f"{topic[0].title()} {topic[1]} fix #{i}", subtitle=f"Why the {topic[2]} {topic[3]} mattered",
-        narrative=narrative, facts=[f"The {topic[k]} limit is {i % 50 + k}" for k in range(3)],
-        concepts=[topic[0], "how-it-works"], files_modified=[f"src/{topic[1]}/{i % 40}.py"],
-        created_at_epoch=1_767_225_600_000 + i * 60_000)
+        memory_session_id=f"bench-{i // 50}",
+        project="bench",
+        type=TYPES[i % len(TYPES)],
+        title=f"{topic[0].title()} {topic[1]} fix #{i}",
+        subtitle=f"Why the {topic[2]} {topic[3]} mattered",
+        narrative=narrative,
+        facts=[f"The {topic[k]} limit is {i % 50 + k}" for k in range(3)],
+        concepts=[topic[0], "how-it-works"],
+        files_modified=[f"src/{topic[1]}/{i % 40}.py"],
+        created_at_epoch=1_767_225_600_000 + i * 60_000,
+    )
 
 
 def start(name: str, settings):
@@ -66,8 +78,9 @@ def run_one(embedder: str, observations: int) -> dict:
     try:
         settings = load_settings({"home": str(home)}, environ={})
         ensure_private_dirs(settings)
-        settings = with_overrides(settings, embedder=embedder, log_level="warning", rpc_timeout_s=120.0,
-                                  vector_poll_ms=86_400_000)
+        settings = with_overrides(
+            settings, embedder=embedder, log_level="warning", rpc_timeout_s=120.0, vector_poll_ms=86_400_000
+        )
         for name in ("store", "vector", "search"):
             servers.append(start(name, settings))
         store = store_pb2_grpc.StoreServiceStub(open_channel(settings.address("store")))
@@ -77,8 +90,12 @@ def run_one(embedder: str, observations: int) -> dict:
             batch = [observation(i) for i in range(start_at, min(observations, start_at + 1000))]
             store.AddObservations(store_pb2.AddObservationsRequest(observations=batch))
         began = time.perf_counter()
-        built = search.BuildCorpus(search_pb2.BuildCorpusRequest(
-            name="bench", filter=store_pb2.CorpusFilter(project="bench", limit=observations)), timeout=600)
+        built = search.BuildCorpus(
+            search_pb2.BuildCorpusRequest(
+                name="bench", filter=store_pb2.CorpusFilter(project="bench", limit=observations)
+            ),
+            timeout=600,
+        )
         build_s = time.perf_counter() - began
         assert built.corpus.stats.observation_count == observations, built.text
         began = time.perf_counter()
@@ -91,9 +108,15 @@ def run_one(embedder: str, observations: int) -> dict:
         assert hits.passages
         embed_events = sum(e.phase == "embed" for e in events)
         passages = sum(len(observation_passages(observation(i))) for i in range(observations))
-        return {"embedder": embedder, "observations": observations, "batches": embed_events,
-                "passages": passages, "build_s": build_s, "prime_s": prime_s,
-                "obs_per_s": observations / prime_s}
+        return {
+            "embedder": embedder,
+            "observations": observations,
+            "batches": embed_events,
+            "passages": passages,
+            "build_s": build_s,
+            "prime_s": prime_s,
+            "obs_per_s": observations / prime_s,
+        }
     finally:
         for handle, on_stop in reversed(servers):
             handle.stop(0)
@@ -109,13 +132,17 @@ def main() -> int:
     rows = [run_one(name.strip(), args.observations) for name in args.embedders.split(",") if name.strip()]
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"Corpus priming, {args.observations:,} observations (one run each; load average {load})")
-    print(f"{'embedder':<14}{'passages':>9}{'batches':>9}{'build s':>9}{'prime s':>9}{'obs/s':>9}"
-          f"{'pass/s':>9}{'vs hash':>9}")
+    print(
+        f"{'embedder':<14}{'passages':>9}{'batches':>9}{'build s':>9}{'prime s':>9}{'obs/s':>9}"
+        f"{'pass/s':>9}{'vs hash':>9}"
+    )
     baseline = next((r["obs_per_s"] for r in rows if r["embedder"] == "hash"), rows[0]["obs_per_s"])
     for r in rows:
-        print(f"{r['embedder']:<14}{r['passages']:>9}{r['batches']:>9}{r['build_s']:>9.2f}"
-              f"{r['prime_s']:>9.2f}{r['obs_per_s']:>9.1f}{r['passages'] / r['prime_s']:>9.1f}"
-              f"{r['obs_per_s'] / baseline:>9.3f}")
+        print(
+            f"{r['embedder']:<14}{r['passages']:>9}{r['batches']:>9}{r['build_s']:>9.2f}"
+            f"{r['prime_s']:>9.2f}{r['obs_per_s']:>9.1f}{r['passages'] / r['prime_s']:>9.1f}"
+            f"{r['obs_per_s'] / baseline:>9.3f}"
+        )
     return 0
 
 

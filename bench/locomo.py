@@ -83,9 +83,9 @@ def _locate(dev, conv_index: int, qa_index: int, question: str) -> tuple[str, in
     def same(a: str, b: str) -> bool:
         return a.strip().lower() == b.strip().lower()
 
-    if conv_index < len(dev) and qa_index < len(dev[conv_index]["qa"]):
-        if same(dev[conv_index]["qa"][qa_index]["question"], question):
-            return dev[conv_index]["sample_id"], qa_index
+    if (conv_index < len(dev) and qa_index < len(dev[conv_index]["qa"])
+            and same(dev[conv_index]["qa"][qa_index]["question"], question)):
+        return dev[conv_index]["sample_id"], qa_index
     for conv in dev:
         for i, qa in enumerate(conv["qa"]):
             if same(qa["question"], question):
@@ -195,7 +195,7 @@ def ingest(store, conv: dict, max_sessions: int | None = None) -> dict[int, str]
     for start in range(0, len(observations), 500):
         batch = observations[start:start + 500]
         reply = store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=batch))
-        for obs_id, turn in zip(reply.ids, items[start:start + 500]):
+        for obs_id, turn in zip(reply.ids, items[start:start + 500], strict=False):
             mapping[obs_id] = turn.dia_id
     return mapping
 
@@ -337,14 +337,23 @@ def tune(stack: Stack, qs: list[Question], dia_of: dict, convs: list[dict], dump
     results.sort(key=lambda r: (-r[0], -r[1]))
     if dump:
         with open(dump, "wb") as fh:
-            pickle.dump({key: ([(dia_of.get((key[0], i), ""), s) for i, s in lex],
-                               [(dia_of.get((key[0], i), ""), d) for i, d in vec]) for key, (lex, vec) in lists.items()},
-                        fh)
+            pickle.dump(
+                {
+                    key: (
+                        [(dia_of.get((key[0], i), ""), s) for i, s in lex],
+                        [(dia_of.get((key[0], i), ""), d) for i, d in vec],
+                    )
+                    for key, (lex, vec) in lists.items()
+                },
+                fh,
+            )
     print("\nFusion grid (categories 1-4), best first:")
     print(f"{'method':<7}{'k':>6}{'w_lex':>7}{'w_vec':>7}{'w_ctx':>7} |  R@1   R@5   R@10  MRR")
     for r5, mrr, p, s in results[:15]:
-        print(f"{p.method:<7}{p.k:>6g}{p.lexical_weight:>7g}{p.vector_weight:>7g}{p.context_weight:>7g} | "
-              f"{s.recall(1):.3f} {r5:.3f} {s.recall(10):.3f} {mrr:.3f}")
+        print(
+            f"{p.method:<7}{p.k:>6g}{p.lexical_weight:>7g}{p.vector_weight:>7g}{p.context_weight:>7g} | "
+            f"{s.recall(1):.3f} {r5:.3f} {s.recall(10):.3f} {mrr:.3f}"
+        )
 
 
 def main(argv=None) -> int:
@@ -367,13 +376,18 @@ def main(argv=None) -> int:
     try:
         results, qs, dia_of = run(stack, convs, corrections, args.sessions)
         elapsed = time.monotonic() - started
-        title = (f"LoCoMo dev: {len(convs)} conversation(s), {len(qs)} questions, embedder {args.embedder}, "
-                 f"{len(corrections)} audit corrections applied ({unmatched} unmatched), {elapsed:.0f}s")
+        title = (
+            f"LoCoMo dev: {len(convs)} conversation(s), {len(qs)} questions, embedder {args.embedder}, "
+            f"{len(corrections)} audit corrections applied ({unmatched} unmatched), {elapsed:.0f}s"
+        )
         print_table(results, title)
         r5 = {m: results[m]["1-4"].recall(5) for m in results if "1-4" in results[m]}
         if r5:
-            print("\nrecall@5 over categories 1-4: " + ", ".join(f"{m} {v:.3f}" for m, v in r5.items())
-                  + (f"; hybrid/lexical = {r5['hybrid'] / r5['lexical']:.3f}" if r5.get("lexical") else ""))
+            print(
+                "\nrecall@5 over categories 1-4: "
+                + ", ".join(f"{m} {v:.3f}" for m, v in r5.items())
+                + (f"; hybrid/lexical = {r5['hybrid'] / r5['lexical']:.3f}" if r5.get("lexical") else "")
+            )
         if args.tune:
             tune(stack, qs, dia_of, convs, args.dump)
     finally:

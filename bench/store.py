@@ -32,13 +32,32 @@ sys.path.insert(0, str(REPO))
 from mnemo.grpc_client import check_health, open_channel  # noqa: E402
 from mnemo.logs import configure_logging  # noqa: E402
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc  # noqa: E402
+from mnemo.vocab import OBSERVATION_TYPES  # noqa: E402
 from store_svc.core import Store  # noqa: E402
 
 BATCH = 500
-TYPES = ("decision", "bugfix", "feature", "refactor", "discovery", "change")
+TYPES = OBSERVATION_TYPES[:6]  # the kinds of work; the security types stay rare
 CONCEPTS = ("how-it-works", "gotcha", "pattern", "trade-off", "problem-solution", "why-it-exists")
-_WORDS = ["auth", "token", "session", "cookie", "redirect", "middleware", "login", "logout", "password", "hash", "salt", "cache", "redis", "memcached", "query", "index", "sqlite", "postgres", "migration", "schema", "column", "table", "trigger", "transaction", "rollback", "commit", "lock", "retry", "timeout", "deadline", "backoff", "queue", "worker", "thread", "pool", "async", "await", "future", "promise", "callback", "event", "handler", "router", "endpoint", "request", "response", "header", "status", "payload", "json", "parse", "serialize", "encode", "decode", "config", "setting", "environment", "variable", "flag", "default", "override", "precedence", "file", "path", "directory", "module", "package", "import", "export", "build", "compile", "bundle", "test", "fixture", "mock", "assert", "coverage", "benchmark", "latency", "throughput", "memory", "leak", "garbage", "collector", "profile", "trace", "span", "metric", "log", "level", "error", "exception", "stack", "frame", "parser", "tokenizer", "lexer", "grammar", "syntax", "tree", "node", "visitor", "compiler", "optimizer", "vector", "embedding", "model", "search", "rank", "score", "filter", "sort", "page", "cursor", "offset", "limit", "stream", "chunk", "buffer", "socket", "connection", "channel", "server", "client", "proxy", "gateway", "service", "container", "deploy", "kubernetes", "docker", "image", "registry", "version", "release", "tag", "branch", "merge", "rebase", "conflict", "review", "patch", "diff", "commit", "hook", "script", "shell", "command"]
-_FILLER = ["the", "a", "was", "because", "when", "then", "so", "that", "it", "we", "this", "with", "for", "and", "of", "to", "in", "on", "after", "before"]
+_WORDS = [
+    "auth", "token", "session", "cookie", "redirect", "middleware", "login", "logout", "password", "hash", "salt",
+    "cache", "redis", "memcached", "query", "index", "sqlite", "postgres", "migration", "schema", "column", "table",
+    "trigger", "transaction", "rollback", "commit", "lock", "retry", "timeout", "deadline", "backoff", "queue",
+    "worker", "thread", "pool", "async", "await", "future", "promise", "callback", "event", "handler", "router",
+    "endpoint", "request", "response", "header", "status", "payload", "json", "parse", "serialize", "encode",
+    "decode", "config", "setting", "environment", "variable", "flag", "default", "override", "precedence", "file",
+    "path", "directory", "module", "package", "import", "export", "build", "compile", "bundle", "test", "fixture",
+    "mock", "assert", "coverage", "benchmark", "latency", "throughput", "memory", "leak", "garbage", "collector",
+    "profile", "trace", "span", "metric", "log", "level", "error", "exception", "stack", "frame", "parser",
+    "tokenizer", "lexer", "grammar", "syntax", "tree", "node", "visitor", "compiler", "optimizer", "vector",
+    "embedding", "model", "search", "rank", "score", "filter", "sort", "page", "cursor", "offset", "limit", "stream",
+    "chunk", "buffer", "socket", "connection", "channel", "server", "client", "proxy", "gateway", "service",
+    "container", "deploy", "kubernetes", "docker", "image", "registry", "version", "release", "tag", "branch",
+    "merge", "rebase", "conflict", "review", "patch", "diff", "commit", "hook", "script", "shell", "command"
+]
+_FILLER = [
+    "the", "a", "was", "because", "when", "then", "so", "that", "it", "we", "this", "with", "for", "and", "of", "to",
+    "in", "on", "after", "before"
+]
 
 
 def _vocabulary() -> tuple[list[str], list[float]]:
@@ -73,13 +92,18 @@ def _sentence(rng: random.Random, n: int) -> str:
 def make_observation(rng: random.Random, i: int) -> common_pb2.Observation:
     session = f"bench-session-{i // 50}"
     return common_pb2.Observation(
-        memory_session_id=session, project=f"project-{i % 7}", type=rng.choice(TYPES),
-        title=_sentence(rng, rng.randint(5, 10))[:300], subtitle=_sentence(rng, 12),
+        memory_session_id=session,
+        project=f"project-{i % 7}",
+        type=rng.choice(TYPES),
+        title=_sentence(rng, rng.randint(5, 10))[:300],
+        subtitle=_sentence(rng, 12),
         narrative=" ".join(_sentence(rng, rng.randint(10, 20)) for _ in range(rng.randint(4, 7))),
-        facts=[_sentence(rng, 10) for _ in range(3)], concepts=rng.sample(CONCEPTS, 2),
+        facts=[_sentence(rng, 10) for _ in range(3)],
+        concepts=rng.sample(CONCEPTS, 2),
         files_read=[f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py"],
         files_modified=[f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}_{i % 97}.py"],
-        prompt_number=i % 20 + 1, discovery_tokens=rng.randint(100, 5000),
+        prompt_number=i % 20 + 1,
+        discovery_tokens=rng.randint(100, 5000),
         created_at_epoch=1_760_000_000_000 + i * 60_000,
     )
 
@@ -112,8 +136,13 @@ def start_server(home: Path) -> tuple[subprocess.Popen, str]:
     env.update(MNEMO_HOME=str(home), MNEMO_LOG_LEVEL="warning", PYTHONPATH=str(REPO))
     entry = REPO / ".venv/bin/mnemo"
     command = [str(entry)] if entry.exists() else [sys.executable, "-m", "mnemo.cli"]
-    proc = subprocess.Popen([*command, "serve", "store", "--listen", f"127.0.0.1:{port}"], cwd=REPO,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*command, "serve", "store", "--listen", f"127.0.0.1:{port}"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     address = f"127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while not check_health(address, timeout=0.5):
@@ -150,8 +179,11 @@ def run_size(n: int, workdir: Path) -> dict[str, float]:
     rng = random.Random(n)
     batches = []
     for start in range(0, n, BATCH):
-        batches.append(store_pb2.AddObservationsRequest(
-            observations=[make_observation(rng, i) for i in range(start, min(n, start + BATCH))]))
+        batches.append(
+            store_pb2.AddObservationsRequest(
+                observations=[make_observation(rng, i) for i in range(start, min(n, start + BATCH))]
+            )
+        )
 
     home = workdir / f"grpc-{n}"
     home.mkdir()
@@ -165,7 +197,7 @@ def run_size(n: int, workdir: Path) -> dict[str, float]:
             stub.AddObservations(batch, timeout=300)
         first = sum(len(b.observations) for b in batches[:half])
         grpc_rate = first / (time.perf_counter() - started)
-        cpu1, started = cpu_seconds(proc.pid), time.perf_counter()
+        started = time.perf_counter()
         send_concurrently(stub, batches[half:], 2)
         concurrent_rate = (n - first) / (time.perf_counter() - started)
         server_cpu_us = (cpu_seconds(proc.pid) - cpu0) / n * 1e6
@@ -196,10 +228,15 @@ def run_size(n: int, workdir: Path) -> dict[str, float]:
         proc.terminate()
         proc.wait(timeout=30)
     return {
-        "n": n, "grpc_rate": grpc_rate, "inproc_rate": inproc_rate, "concurrent_rate": concurrent_rate,
+        "n": n,
+        "grpc_rate": grpc_rate,
+        "inproc_rate": inproc_rate,
+        "concurrent_rate": concurrent_rate,
         "server_cpu_us": server_cpu_us,
-        "grpc_p50": statistics.median(grpc_ms), "grpc_p95": percentile(grpc_ms, 0.95),
-        "local_p50": statistics.median(local_ms), "local_p95": percentile(local_ms, 0.95),
+        "grpc_p50": statistics.median(grpc_ms),
+        "grpc_p95": percentile(grpc_ms, 0.95),
+        "local_p50": statistics.median(local_ms),
+        "local_p95": percentile(local_ms, 0.95),
         "bytes_per_obs": stats.db_bytes / n,
     }
 
@@ -215,15 +252,19 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall-clock rates scale with it)")
-    print(f"{'observations':>12} | {'gRPC obs/s':>10} | {'2 streams':>9} | {'in-proc':>7} | {'ratio':>5} | "
-          f"{'srv CPU us/obs':>14} | {'search gRPC p50/p95 ms':>22} | {'in-proc p50/p95 ms':>18} | "
-          f"{'p50 ratio':>9} | {'bytes/obs':>9}")
+    print(
+        f"{'observations':>12} | {'gRPC obs/s':>10} | {'2 streams':>9} | {'in-proc':>7} | {'ratio':>5} | "
+        f"{'srv CPU us/obs':>14} | {'search gRPC p50/p95 ms':>22} | {'in-proc p50/p95 ms':>18} | "
+        f"{'p50 ratio':>9} | {'bytes/obs':>9}"
+    )
     print("-" * 145)
     for r in results:
-        print(f"{r['n']:>12,} | {r['grpc_rate']:>10,.0f} | {r['concurrent_rate']:>9,.0f} | {r['inproc_rate']:>7,.0f} | "
-              f"{r['grpc_rate'] / r['inproc_rate']:>5.2f} | {r['server_cpu_us']:>14.0f} | "
-              f"{r['grpc_p50']:>10.2f} / {r['grpc_p95']:<9.2f} | {r['local_p50']:>8.2f} / {r['local_p95']:<7.2f} | "
-              f"{r['grpc_p50'] / r['local_p50']:>9.2f} | {r['bytes_per_obs']:>9,.0f}")
+        print(
+            f"{r['n']:>12,} | {r['grpc_rate']:>10,.0f} | {r['concurrent_rate']:>9,.0f} | {r['inproc_rate']:>7,.0f} | "
+            f"{r['grpc_rate'] / r['inproc_rate']:>5.2f} | {r['server_cpu_us']:>14.0f} | "
+            f"{r['grpc_p50']:>10.2f} / {r['grpc_p95']:<9.2f} | {r['local_p50']:>8.2f} / {r['local_p95']:<7.2f} | "
+            f"{r['grpc_p50'] / r['local_p50']:>9.2f} | {r['bytes_per_obs']:>9,.0f}"
+        )
     print("gRPC obs/s: first half of the batches, one at a time; 2 streams: second half, two senders;")
     print("in-proc: the same batches through Store.add_observations in this process (baseline);")
     print("srv CPU us/obs: server process CPU per observation (1e6 / it = ingest ceiling of one core).")

@@ -24,7 +24,91 @@ from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # n
 from mnemo.grpc_client import open_channel  # noqa: E402
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
 
-WORDS = ["the", "a", "of", "to", "in", "and", "for", "with", "on", "by", "from", "store", "vector", "index", "chroma", "sqlite", "grpc", "service", "client", "server", "session", "prompt", "observation", "summary", "search", "query", "filter", "project", "cache", "token", "deadline", "retry", "timeout", "socket", "config", "schema", "migration", "embedding", "model", "chunk", "batch", "feed", "watermark", "rebuild", "restart", "lock", "thread", "worker", "queue", "error", "bug", "fix", "feature", "refactor", "decision", "test", "file", "path", "function", "class", "module", "import", "export", "parse", "render", "format", "response", "request", "stream", "write", "read", "delete", "update", "insert", "latency", "throughput", "memory", "disk", "network", "handler", "hook", "gateway", "tool"]
+WORDS = [
+    "the",
+    "a",
+    "of",
+    "to",
+    "in",
+    "and",
+    "for",
+    "with",
+    "on",
+    "by",
+    "from",
+    "store",
+    "vector",
+    "index",
+    "chroma",
+    "sqlite",
+    "grpc",
+    "service",
+    "client",
+    "server",
+    "session",
+    "prompt",
+    "observation",
+    "summary",
+    "search",
+    "query",
+    "filter",
+    "project",
+    "cache",
+    "token",
+    "deadline",
+    "retry",
+    "timeout",
+    "socket",
+    "config",
+    "schema",
+    "migration",
+    "embedding",
+    "model",
+    "chunk",
+    "batch",
+    "feed",
+    "watermark",
+    "rebuild",
+    "restart",
+    "lock",
+    "thread",
+    "worker",
+    "queue",
+    "error",
+    "bug",
+    "fix",
+    "feature",
+    "refactor",
+    "decision",
+    "test",
+    "file",
+    "path",
+    "function",
+    "class",
+    "module",
+    "import",
+    "export",
+    "parse",
+    "render",
+    "format",
+    "response",
+    "request",
+    "stream",
+    "write",
+    "read",
+    "delete",
+    "update",
+    "insert",
+    "latency",
+    "throughput",
+    "memory",
+    "disk",
+    "network",
+    "handler",
+    "hook",
+    "gateway",
+    "tool",
+]
 
 
 def sentence(rng: random.Random, words: int) -> str:
@@ -33,11 +117,15 @@ def sentence(rng: random.Random, words: int) -> str:
 
 def observation(rng: random.Random, profile: str) -> common_pb2.Observation:
     if profile == "short":  # one conversational turn, the LoCoMo shape
-        return common_pb2.Observation(memory_session_id="bench", project="bench", type="discovery",
-                                      narrative=sentence(rng, rng.randint(12, 25)))
+        return common_pb2.Observation(
+            memory_session_id="bench", project="bench", type="discovery", narrative=sentence(rng, rng.randint(12, 25))
+        )
     return common_pb2.Observation(  # what the observer writes: title, subtitle, narrative, facts
-        memory_session_id="bench", project="bench", type=rng.choice(["bugfix", "decision", "feature"]),
-        title=sentence(rng, 6), subtitle=sentence(rng, 12),
+        memory_session_id="bench",
+        project="bench",
+        type=rng.choice(["bugfix", "decision", "feature"]),
+        title=sentence(rng, 6),
+        subtitle=sentence(rng, 12),
         narrative=" ".join(sentence(rng, 12) for _ in range(5)),
         facts=[sentence(rng, 10) for _ in range(3)],
     )
@@ -52,8 +140,12 @@ def run_profile(profile: str, count: int, embedder_name: str) -> dict:
     observations = [observation(rng, profile) for _ in range(count)]
     home = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     try:
-        settings = with_overrides(load_settings({"home": str(home)}, environ={}), embedder=embedder_name,
-                                  vector_poll_ms=3_600_000, log_level="warning")
+        settings = with_overrides(
+            load_settings({"home": str(home)}, environ={}),
+            embedder=embedder_name,
+            vector_poll_ms=3_600_000,
+            log_level="warning",
+        )
         ensure_private_dirs(settings)
         # Baseline: the embedder alone on exactly the texts the index will embed.
         embedder = make_embedder(embedder_name)
@@ -84,8 +176,12 @@ def run_profile(profile: str, count: int, embedder_name: str) -> dict:
             store_handle.stop(0)
             store_stop()
         return {
-            "profile": profile, "obs": count, "docs_per_obs": synced.documents / count,
-            "tokens_per_obs": tokens / count, "embed_obs_s": count / embed_s, "sync_obs_s": count / sync_s,
+            "profile": profile,
+            "obs": count,
+            "docs_per_obs": synced.documents / count,
+            "tokens_per_obs": tokens / count,
+            "embed_obs_s": count / embed_s,
+            "sync_obs_s": count / sync_s,
             "sync_docs_s": synced.documents / sync_s,
         }
     finally:
@@ -102,15 +198,21 @@ def main() -> int:
 
     configure_logging("warning")
     rows = [run_profile(p, args.n, args.embedder) for p in args.profiles.split(",")]
-    print(f"\nVector catch-up ({args.embedder}, {args.n:,} observations per profile; "
-          "baseline = the embedder alone on the same texts)")
-    header = (f"{'profile':<8} {'docs/obs':>8} {'tokens/obs':>10} {'embed-only obs/s':>17} "
-              f"{'catch-up obs/s':>15} {'docs/s':>8} {'ratio':>6}")
+    print(
+        f"\nVector catch-up ({args.embedder}, {args.n:,} observations per profile; "
+        "baseline = the embedder alone on the same texts)"
+    )
+    header = (
+        f"{'profile':<8} {'docs/obs':>8} {'tokens/obs':>10} {'embed-only obs/s':>17} "
+        f"{'catch-up obs/s':>15} {'docs/s':>8} {'ratio':>6}"
+    )
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['profile']:<8} {r['docs_per_obs']:>8.2f} {r['tokens_per_obs']:>10.0f} {r['embed_obs_s']:>17,.0f} "
-              f"{r['sync_obs_s']:>15,.0f} {r['sync_docs_s']:>8,.0f} {r['sync_obs_s'] / r['embed_obs_s']:>6.2f}")
+        print(
+            f"{r['profile']:<8} {r['docs_per_obs']:>8.2f} {r['tokens_per_obs']:>10.0f} {r['embed_obs_s']:>17,.0f} "
+            f"{r['sync_obs_s']:>15,.0f} {r['sync_docs_s']:>8,.0f} {r['sync_obs_s'] / r['embed_obs_s']:>6.2f}"
+        )
     print("\ntarget: >= 300 observations/s on 2 cores (catch-up column)")
     return 0
 

@@ -16,6 +16,7 @@ caller retries through grpc to learn the status. Flow control: the client advert
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 
@@ -49,24 +50,36 @@ class H2Channel:
         self._stream_window: dict[int, int] = {}
         self._peer_initial_window = 65535
         self._peer_max_frame = 16384
-        settings = struct.pack(">HI", SETTINGS_ENABLE_PUSH, 0) + struct.pack(">HI", SETTINGS_INITIAL_WINDOW_SIZE, BIG_WINDOW)
-        self._sock.sendall(PREFACE + _frame(SETTINGS, 0, 0, settings)
-                           + _frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", BIG_WINDOW - 65535)))
+        settings = struct.pack(">HI", SETTINGS_ENABLE_PUSH, 0) + struct.pack(
+            ">HI", SETTINGS_INITIAL_WINDOW_SIZE, BIG_WINDOW
+        )
+        self._sock.sendall(
+            PREFACE
+            + _frame(SETTINGS, 0, 0, settings)
+            + _frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", BIG_WINDOW - 65535))
+        )
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._sock.close()
-        except OSError:
-            pass
 
     def unary(self, path: str, request: bytes, timeout: float) -> bytes:
         """Call `path` (/package.Service/Method) with a serialized request; the serialized reply."""
         stream = self._next_stream
         self._next_stream += 2
         self._stream_window[stream] = self._peer_initial_window
-        headers = _hpack([(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
-                          ("content-type", "application/grpc"), ("te", "trailers"),
-                          ("grpc-timeout", f"{max(1, int(timeout * 1000))}m"), ("user-agent", "mnemo-hook")])
+        headers = _hpack(
+            [
+                (":method", "POST"),
+                (":scheme", "http"),
+                (":path", path),
+                (":authority", "localhost"),
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+                ("grpc-timeout", f"{max(1, int(timeout * 1000))}m"),
+                ("user-agent", "mnemo-hook"),
+            ]
+        )
         try:
             self._sock.sendall(_frame(HEADERS, END_HEADERS, stream, headers))
             self._send_data(stream, b"\x00" + struct.pack(">I", len(request)) + request)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from capture.journal import Journal, SessionState, entries_digest
 from capture.project import project_name
 from mnemo.privacy import clean, is_entirely_private, strip_private
+from mnemo.vocab import DEFAULT_PLATFORM
 
 if TYPE_CHECKING:  # the observer compiles many patterns: imported only by the events that use it
     from capture.observer import Draft, ToolEvent
@@ -48,7 +49,7 @@ def run(settings: Any, args: Any) -> int:
     """CLI entry point: always exit 0 with a valid reply."""
     started = time.perf_counter()
     event = canonical_event(getattr(args, "event", ""))
-    platform = (getattr(args, "platform", "") or "claude").strip().lower()
+    platform = (getattr(args, "platform", "") or DEFAULT_PLATFORM).strip().lower()
     reply: dict[str, Any] = {}
     try:
         payload = read_payload(sys.stdin)
@@ -124,19 +125,22 @@ class _Hook:
         self.session_id = str(payload.get("session_id") or "")[:256]
         self.cwd = str(payload.get("cwd") or "")
         self.project = project_name(self.cwd or None, settings.project)
-        self.journal = Journal(settings.home / "capture", platform, self.session_id) if self.session_id else None
+        if not self.session_id:
+            raise ValueError("hook input has no session_id")  # check_payload refuses it first
+        self.journal = Journal(settings.home / "capture", platform, self.session_id)
 
     def state(self) -> SessionState | None:
-        return self.journal.load_state() if self.journal else None
+        return self.journal.load_state()
 
     def ensure_session(self, user_prompt: str = "") -> SessionState:
         """The session's state, creating the session row on first sight."""
         state = self.state()
         if state is not None and state.memory_session_id:
             return state
+        from capture import rpcs
         from mnemo.v1 import store_pb2
 
-        session = self.clients.store("UpsertSession", store_pb2.UpsertSessionRequest(
+        session = self.clients.call(rpcs.UPSERT_SESSION, store_pb2.UpsertSessionRequest(
             content_session_id=self.session_id, project=self.project, platform_source=self.platform,
             user_prompt=user_prompt,
         ))
@@ -151,9 +155,10 @@ class _Hook:
 
 
 def _session_start(hook: _Hook) -> dict[str, Any]:
+    from capture import rpcs
     from mnemo.v1 import search_pb2
 
-    reply = hook.clients.search("SessionStartContext", search_pb2.SessionStartContextRequest(
+    reply = hook.clients.call(rpcs.SESSION_START_CONTEXT, search_pb2.SessionStartContextRequest(
         project=hook.project, token_budget=hook.settings.context_token_budget,
     ))
     text = reply.text.strip()
@@ -166,8 +171,6 @@ def _session_start(hook: _Hook) -> dict[str, Any]:
 
 
 def _user_prompt_submit(hook: _Hook) -> dict[str, Any]:
-    if not hook.journal:
-        return {}
     raw = str(hook.payload.get("prompt") or "")
     text = clean(raw)
     if is_entirely_private(raw) or (raw.strip() and not text):
@@ -179,10 +182,11 @@ def _user_prompt_submit(hook: _Hook) -> dict[str, Any]:
         else:
             hook.journal.save_state(SessionState(hook.session_id, hook.platform, hook.project, private=True))
         return {}
+    from capture import rpcs
     from mnemo.v1 import store_pb2
 
     state = hook.ensure_session(user_prompt=text)
-    result = hook.clients.store("RecordPrompt", store_pb2.RecordPromptRequest(
+    result = hook.clients.call(rpcs.RECORD_PROMPT, store_pb2.RecordPromptRequest(
         content_session_id=hook.session_id, platform_source=hook.platform, project=state.project,
         prompt_text=text,
     ))
@@ -198,7 +202,7 @@ def _user_prompt_submit(hook: _Hook) -> dict[str, Any]:
 
 def _post_tool_use(hook: _Hook) -> dict[str, Any]:
     tool_name = str(hook.payload.get("tool_name") or "")
-    if not hook.journal or not tool_name or tool_name in hook.settings.skip_tools:
+    if not tool_name or tool_name in hook.settings.skip_tools:
         return {}
     state = hook.state()
     if state is not None and state.private:
@@ -219,21 +223,20 @@ def _post_tool_use(hook: _Hook) -> dict[str, Any]:
 
 
 def _stop(hook: _Hook) -> dict[str, Any]:
-    if hook.journal and not (hook.state() or SessionState("", "", "")).private:
+    if not (hook.state() or SessionState("", "", "")).private:
         _flush(hook, write_summary=True)
     return {}
 
 
 def _session_end(hook: _Hook) -> dict[str, Any]:
-    if not hook.journal:
-        return {}
     state = hook.state()
     if state is not None and not state.private:
         _flush(hook, write_summary=True)
     if state is not None and state.memory_session_id:
+        from capture import rpcs
         from mnemo.v1 import store_pb2
 
-        hook.clients.store("CompleteSession", store_pb2.CompleteSessionRequest(
+        hook.clients.call(rpcs.COMPLETE_SESSION, store_pb2.CompleteSessionRequest(
             content_session_id=hook.session_id, platform_source=hook.platform, status="completed",
         ))
     hook.journal.forget()
@@ -254,6 +257,7 @@ _HANDLERS = {
 
 
 def _record_tool_use(hook: _Hook, state: SessionState, name: str, tool_input: Any, tool_response: Any) -> Any:
+    from capture import rpcs
     from mnemo.v1 import common_pb2, store_pb2
 
     tool_use = common_pb2.ToolUse(
@@ -262,7 +266,7 @@ def _record_tool_use(hook: _Hook, state: SessionState, name: str, tool_input: An
         tool_input=_json_text(tool_input), tool_response=_json_text(tool_response),
         cwd=hook.cwd, prompt_number=state.prompt_number,
     )
-    return hook.clients.store("RecordToolUse", store_pb2.RecordToolUseRequest(tool_use=tool_use))
+    return hook.clients.call(rpcs.RECORD_TOOL_USE, store_pb2.RecordToolUseRequest(tool_use=tool_use))
 
 
 def _observe(settings: Any, event: ToolEvent) -> tuple[list[Draft], str]:
@@ -279,6 +283,7 @@ def _add_observations(hook: _Hook, state: SessionState, drafts: list[Draft], too
                       key: str) -> list[int]:
     if not drafts:
         return []
+    from capture import rpcs
     from mnemo.v1 import common_pb2, store_pb2
 
     observations = [
@@ -290,7 +295,7 @@ def _add_observations(hook: _Hook, state: SessionState, drafts: list[Draft], too
         )
         for i, d in enumerate(drafts)
     ]
-    reply = hook.clients.store("AddObservations", store_pb2.AddObservationsRequest(observations=observations))
+    reply = hook.clients.call(rpcs.ADD_OBSERVATIONS, store_pb2.AddObservationsRequest(observations=observations))
     return list(reply.ids)
 
 
@@ -316,7 +321,8 @@ def _flush(hook: _Hook, write_summary: bool) -> None:
                                              f"reads:{row_ids[0]}-{row_ids[-1]}")
     observation_ids += [i for e in entries for i in e.get("o", [])]
     if write_summary:
-        prompt_ids = [e["p"] for e in entries if "p" in e] or ([state.last_prompt_id] if entries and state.last_prompt_id else [])
+        last_prompt = [state.last_prompt_id] if entries and state.last_prompt_id else []
+        prompt_ids = [e["p"] for e in entries if "p" in e] or last_prompt
         _write_summary(hook, state, entries, prompt_ids, tool_uses, observation_ids)
     Journal.release(claimed)
 
@@ -339,12 +345,13 @@ def _bursts(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def _fetch_tool_uses(hook: _Hook, ids: list[int]) -> dict[int, Any]:
+    from capture import rpcs
     from mnemo.v1 import store_pb2
 
     found: dict[int, Any] = {}
     for start in range(0, len(ids), 100):
         chunk = ids[start : start + 100]
-        reply = hook.clients.store("GetToolUses", store_pb2.GetToolUsesRequest(ids=chunk, limit=len(chunk)))
+        reply = hook.clients.call(rpcs.GET_TOOL_USES, store_pb2.GetToolUsesRequest(ids=chunk, limit=len(chunk)))
         found.update({t.id: t for t in reply.tool_uses})
     return found
 
@@ -352,21 +359,29 @@ def _fetch_tool_uses(hook: _Hook, ids: list[int]) -> dict[int, Any]:
 def _event_of(tool_use: Any) -> ToolEvent:
     from capture.observer import ToolEvent
 
-    return ToolEvent(tool_use.tool_name, _parse_json(tool_use.tool_input), _parse_json(tool_use.tool_response),
-                     tool_use.cwd)
+    return ToolEvent(
+        tool_use.tool_name, _parse_json(tool_use.tool_input), _parse_json(tool_use.tool_response), tool_use.cwd
+    )
 
 
-def _write_summary(hook: _Hook, state: SessionState, entries: list[dict[str, Any]], prompt_ids: list[int],
-                   tool_uses: dict[int, Any], observation_ids: list[int]) -> None:
+def _write_summary(
+    hook: _Hook,
+    state: SessionState,
+    entries: list[dict[str, Any]],
+    prompt_ids: list[int],
+    tool_uses: dict[int, Any],
+    observation_ids: list[int],
+) -> None:
     if not entries:
         return  # nothing happened since the previous Stop: its summary stands
-    from capture.summary import ObservationView, summarize
+    from capture import rpcs
+    from capture.summary import ObservationView, is_empty, summarize
     from capture.transcript import last_assistant_message
     from mnemo.v1 import common_pb2, store_pb2
 
     refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_PROMPT, id=i) for i in prompt_ids]
     refs += [common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=i) for i in dict.fromkeys(observation_ids)]
-    records = hook.clients.store("GetRecords", store_pb2.GetRecordsRequest(refs=refs)).records if refs else []
+    records = hook.clients.call(rpcs.GET_RECORDS, store_pb2.GetRecordsRequest(refs=refs)).records if refs else []
     prompts = [r.prompt.prompt_text for r in records if r.WhichOneof("record") == "prompt"]
     observations = [
         ObservationView(o.type, o.title, list(o.facts), list(o.files_read), list(o.files_modified))
@@ -374,17 +389,14 @@ def _write_summary(hook: _Hook, state: SessionState, entries: list[dict[str, Any
     ]
     events = [_event_of(tool_uses[e["t"]]) for e in entries if e.get("t") in tool_uses]
     last_message = strip_private(last_assistant_message(str(hook.payload.get("transcript_path") or "")))
-    draft = summarize(prompts, events, observations, last_message)
-    if draft.is_empty():
+    summary = summarize(prompts, events, observations, last_message)
+    if is_empty(summary):
         return
-    summary = common_pb2.Summary(
-        memory_session_id=state.memory_session_id, project=state.project, request=draft.request,
-        investigated=draft.investigated, learned=draft.learned, completed=draft.completed,
-        next_steps=draft.next_steps, notes=draft.notes, prompt_number=state.prompt_number,
-        files_read=draft.files_read, files_edited=draft.files_edited,
-        external_id=f"mnemo:{hook.journal.key}:summary:{_stretch_key(state, entries)}",
-    )
-    hook.clients.store("AddSummaries", store_pb2.AddSummariesRequest(summaries=[summary]))
+    summary.memory_session_id = state.memory_session_id
+    summary.project = state.project
+    summary.prompt_number = state.prompt_number
+    summary.external_id = f"mnemo:{hook.journal.key}:summary:{_stretch_key(state, entries)}"
+    hook.clients.call(rpcs.ADD_SUMMARIES, store_pb2.AddSummariesRequest(summaries=[summary]))
 
 
 def _stretch_key(state: SessionState, entries: list[dict[str, Any]]) -> str:
@@ -435,8 +447,13 @@ def log(settings: Any, level: str, message: str, **fields: Any) -> None:
     try:
         logs_dir = settings.logs_dir
         logs_dir.mkdir(parents=True, exist_ok=True)
-        record = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "level": level, "event": message,
-                  "pid": os.getpid(), **fields}
+        record = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "level": level,
+            "event": message,
+            "pid": os.getpid(),
+            **fields,
+        }
         with open(logs_dir / "hooks.log", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, default=str) + "\n")
     except Exception:  # noqa: BLE001 - logging must not break the host either

@@ -19,6 +19,7 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +174,9 @@ def is_mnemo_hook(entry: Any) -> bool:
 def is_mnemo_server(entry: Any) -> bool:
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = entry.get("args")
+    if not isinstance(args, list):
+        args = []
     return bool(args) and args[-1] == "mcp" and _is_mnemo_launcher([entry["command"], *args[:-1]])
 
 
@@ -228,7 +231,7 @@ def _paths(args: Any) -> dict[str, Path]:
     }
 
 
-def _update_json(path: Path, change, create: bool = True) -> bool:
+def _update_json(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]], create: bool = True) -> bool:
     """Apply `change` to the JSON object in `path`; write (after a backup) only if it differs."""
     if not path.exists():
         if not create:

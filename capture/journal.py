@@ -14,6 +14,7 @@ carry external ids, so a second pass creates nothing twice.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -74,10 +75,8 @@ class Journal:
         current = self.dir / JOURNAL
         if current.exists():
             target = self.dir / f"{JOURNAL}.{_now_ns():020d}.{os.getpid()}{CLAIMED_SUFFIX}"
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.replace(current, target)
-            except FileNotFoundError:
-                pass
         return sorted(self.dir.glob(f"{JOURNAL}.*{CLAIMED_SUFFIX}"))
 
     @staticmethod
@@ -104,18 +103,14 @@ class Journal:
             return
         for leftover in self.dir.iterdir():
             leftover.unlink(missing_ok=True)
-        try:
+        with contextlib.suppress(OSError):  # a hook wrote meanwhile: keep it
             self.dir.rmdir()
-        except OSError:
-            pass  # a hook wrote meanwhile: keep it
 
     @staticmethod
     def release(paths: list[Path]) -> None:
         for path in paths:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            except FileNotFoundError:
-                pass
 
 
 def session_key(platform: str, content_session_id: str) -> str:

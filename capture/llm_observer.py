@@ -14,16 +14,15 @@ import re
 from typing import Any
 
 from capture.observer import Draft, ToolEvent, observe
+from mnemo.vocab import DEFAULT_OBSERVATION_TYPE, OBSERVATION_TYPES
 
-TYPES = ("bugfix", "feature", "refactor", "change", "discovery", "decision",
-         "security_alert", "security_note", "sensitive")
 PART_MAX = 12000
 
 SYSTEM = (
     "You observe a coding agent's tool calls and write searchable memory for future sessions. "
     "For the tool call you are shown, answer ONLY with one or more <observation> blocks in this shape:\n"
     "<observation>\n"
-    "  <type>one of: " + " | ".join(TYPES) + "</type>\n"
+    "  <type>one of: " + " | ".join(OBSERVATION_TYPES) + "</type>\n"
     "  <title>short title of the core action or topic</title>\n"
     "  <subtitle>one sentence, at most 24 words</subtitle>\n"
     "  <facts><fact>concise self-contained statement</fact>...</facts>\n"
@@ -75,7 +74,7 @@ def parse_observations(text: str) -> list[Draft]:
             continue
         type_ = _field(block, "type").lower()
         draft = Draft(
-            type=type_ if type_ in TYPES else "discovery",
+            type=type_ if type_ in OBSERVATION_TYPES else DEFAULT_OBSERVATION_TYPE,
             title=title or narrative[:80],
             subtitle=_field(block, "subtitle"),
             narrative=narrative,

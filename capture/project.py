@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-DEFAULT_PROJECT = "default"
+from mnemo.vocab import DEFAULT_PROJECT
 
 
 def git_root(start: str | os.PathLike[str]) -> Path | None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from capture.observer import ToolEvent, command_kind, shell_outcome
 from mnemo.privacy import clean
+from mnemo.v1 import common_pb2
 
 FIELD_MAX = 1200
 
@@ -29,19 +30,13 @@ class ObservationView:
     files_modified: Sequence[str] = ()
 
 
-@dataclass
-class SummaryDraft:
-    request: str = ""
-    investigated: str = ""
-    learned: str = ""
-    completed: str = ""
-    next_steps: str = ""
-    notes: str = ""
-    files_read: list[str] = field(default_factory=list)
-    files_edited: list[str] = field(default_factory=list)
+SUMMARY_TEXTS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
-    def is_empty(self) -> bool:
-        return not any((self.request, self.investigated, self.learned, self.completed, self.next_steps))
+
+def is_empty(summary: common_pb2.Summary) -> bool:
+    """Nothing worth storing: notes alone (counts of tool uses) do not make a summary."""
+    return not any((summary.request, summary.investigated, summary.learned, summary.completed,
+                    summary.next_steps))
 
 
 def summarize(
@@ -49,11 +44,12 @@ def summarize(
     tool_events: Sequence[ToolEvent],
     observations: Sequence[ObservationView],
     last_assistant_message: str = "",
-) -> SummaryDraft:
+) -> common_pb2.Summary:
+    """The texts and files of the summary; the caller adds whose it is (session, project, ids)."""
     files_read = _unique(f for o in observations for f in o.files_read)
     files_edited = _unique(f for o in observations for f in o.files_modified)
     runs = [_Run.of(e) for e in tool_events if e.tool_name == "Bash"]
-    draft = SummaryDraft(
+    summary = common_pb2.Summary(
         request=_cap(" / ".join(p.strip() for p in prompts if p.strip())),
         investigated=_investigated(files_read, observations),
         learned=_learned(runs, observations, last_assistant_message),
@@ -63,7 +59,7 @@ def summarize(
         files_read=files_read,
         files_edited=files_edited,
     )
-    return _cleaned(draft)
+    return _cleaned(summary)
 
 
 @dataclass(frozen=True)
@@ -85,9 +81,13 @@ class _Run:
 def _investigated(files_read: list[str], observations: Sequence[ObservationView]) -> str:
     parts = []
     if files_read:
-        parts.append("Read " + ", ".join(files_read[:15]) + (f" and {len(files_read) - 15} more" if len(files_read) > 15 else ""))
+        parts.append(
+            "Read " + ", ".join(files_read[:15]) + (f" and {len(files_read) - 15} more" if len(files_read) > 15 else "")
+        )
     searches = _unique(
-        fact for o in observations for fact in o.facts
+        fact
+        for o in observations
+        for fact in o.facts
         if fact.startswith(("Searched for", "Listed files matching", "Fetched", "Web search"))
     )
     parts.extend(searches[:8])
@@ -184,7 +184,7 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(i for i in items if i))
 
 
-def _cleaned(draft: SummaryDraft) -> SummaryDraft:
-    for name in ("request", "investigated", "learned", "completed", "next_steps", "notes"):
-        setattr(draft, name, _cap(clean(getattr(draft, name))))
-    return draft
+def _cleaned(summary: common_pb2.Summary) -> common_pb2.Summary:
+    for name in SUMMARY_TEXTS:
+        setattr(summary, name, _cap(clean(getattr(summary, name))))
+    return summary

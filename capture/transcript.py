@@ -41,7 +41,9 @@ def _assistant_text(line: str) -> str:
         return ""
     if not isinstance(entry, dict):
         return ""
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else entry
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        message = entry
     role = message.get("role") or entry.get("type")
     if role != "assistant":
         return ""

@@ -9,7 +9,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from mnemo.vocab import DEFAULT_PLATFORM
+
+if TYPE_CHECKING:  # the CLI is on every hook's path: config is imported only when used
+    from mnemo.config import Settings
+
+    Command = Callable[[Settings, argparse.Namespace], int | None]
 
 # subcommand -> "module:function"; the module is imported only when the subcommand runs.
 COMMANDS = {
@@ -69,13 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     hook = sub.add_parser("hook", help="handle one agent-host hook event (JSON on stdin)")
     hook.add_argument("event", help="SessionStart | UserPromptSubmit | PostToolUse | Stop | SessionEnd")
-    hook.add_argument("--platform", default="claude", help="host family (claude, codex, cursor)")
+    hook.add_argument("--platform", default=DEFAULT_PLATFORM, help="host family (claude, codex, cursor)")
     _add_setting_flags(hook)
 
     for name in ("install", "uninstall"):
         target = sub.add_parser(name, help=f"{name} mnemo's MCP server and hooks for a host")
         target.add_argument("host", choices=["claude-code"])
-        target.add_argument("--settings-file", default=None, help="host settings file (default ~/.claude/settings.json)")
+        target.add_argument(
+            "--settings-file", default=None, help="host settings file (default ~/.claude/settings.json)"
+        )
         _add_setting_flags(target)
 
     imp = sub.add_parser("import", help="import a claude-mem database, a claude-mem export, or mnemo JSONL")
@@ -89,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_from_args(args: argparse.Namespace):
+def settings_from_args(args: argparse.Namespace) -> Settings:
     from mnemo.config import load_settings
 
     flags = {dest: getattr(args, f"setting_{dest}", None) for dest in _SETTING_FLAGS.values()}
@@ -107,9 +117,16 @@ def _hook_parser() -> argparse.ArgumentParser:
     # Built alone, not through build_parser(): hooks run once per event and every ms counts.
     parser = argparse.ArgumentParser(prog="mnemo hook")
     parser.add_argument("event")
-    parser.add_argument("--platform", default="claude")
+    parser.add_argument("--platform", default=DEFAULT_PLATFORM)
     _add_setting_flags(parser)
     return parser
+
+
+def _command(name: str) -> Command:
+    """The function serving a command, imported only now: each process loads only its own code."""
+    module_name, _, function = COMMANDS[name].partition(":")
+    target: Command = getattr(importlib.import_module(module_name), function)
+    return target
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -123,9 +140,7 @@ def run_hook(argv: Sequence[str]) -> int:
         print(f"mnemo hook: ignored: {err}", file=sys.stderr)
         sys.stdout.write("{}")
         return 0
-    from capture.hooks import run
-
-    return run(settings, args)
+    return int(_command("hook")(settings, args) or 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,9 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         settings = settings_from_args(args)
-        module_name, _, function = COMMANDS[args.command].partition(":")
-        target = getattr(importlib.import_module(module_name), function)
-        return int(target(settings, args) or 0)
+        return int(_command(args.command)(settings, args) or 0)
     except MnemoError as err:
         print(f"mnemo {args.command}: {err.code}: {err}", file=sys.stderr)
         return 2

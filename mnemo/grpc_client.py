@@ -1,4 +1,4 @@
-"""Client channels with deadlines, tokens and one mapping from gRPC errors back to MnemoError."""
+"""Client channels with deadlines, tokens and typed errors (mnemo.errors.error_from_rpc: one mapping)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from mnemo.errors import MnemoError, Unavailable, from_code
+from mnemo.errors import Unavailable, error_from_rpc, is_connection_refused
 from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, remaining_budget
 
 _OPTIONS = [
@@ -49,28 +49,6 @@ def open_aio_channel(address: str, *, tls_ca: str = "", auth_token: str = "") ->
 
 def call_metadata(request_id: str | None = None) -> tuple[tuple[str, str], ...]:
     return ((REQUEST_ID_KEY, request_id or secrets.token_hex(6)),)
-
-
-def error_from_rpc(err: grpc.RpcError) -> MnemoError:
-    """The inverse of the server mapping: a typed error with the server's message."""
-    code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
-    details = (err.details() if callable(getattr(err, "details", None)) else "") or code.name
-    return from_code(code.name, details)
-
-
-def is_connection_refused(err: grpc.RpcError) -> bool:
-    """True only when no server could have seen the request: nothing listened at the address.
-
-    UNAVAILABLE also covers resets and server shutdowns mid-call, which must not be
-    retried; those carry other details.
-    """
-    if err.code() != grpc.StatusCode.UNAVAILABLE:
-        return False
-    details = (err.details() or "").lower()
-    return any(
-        marker in details
-        for marker in ("connection refused", "no such file or directory", "failed to connect to all addresses")
-    ) and "reset" not in details
 
 
 def check_health(address: str, *, timeout: float = 1.0, service: str = "", tls_ca: str = "") -> bool:
@@ -183,7 +161,7 @@ class _Details(grpc.ClientCallDetails):
     def __init__(self, base: Any, metadata: list[tuple[str, str]], timeout: float | None):
         self.method = base.method
         self.timeout = timeout
-        self.metadata = metadata
+        self.metadata = tuple(metadata)
         self.credentials = base.credentials
         self.wait_for_ready = getattr(base, "wait_for_ready", None)
         self.compression = getattr(base, "compression", None)

@@ -37,7 +37,6 @@ class ServerHandle:
     server: grpc.Server
     address: str  # the bound address, with the real port when port 0 was asked
     health: health.HealthServicer
-    service_names: tuple[str, ...]
 
     def stop(self, grace: float = 2.0) -> None:
         self.health.enter_graceful_shutdown()
@@ -50,7 +49,8 @@ def _abort_with(exc: Exception, context: grpc.ServicerContext, method: str) -> N
     if isinstance(exc, MnemoError):
         log.info("rpc_error", method=method, code=exc.code, error=exc.message)
         context.abort(getattr(grpc.StatusCode, exc.code, grpc.StatusCode.INTERNAL), exc.message)
-    if type(exc) is Exception and context.code() is not None:
+    # code() is public (experimental) in grpcio but missing from types-grpcio's ServicerContext.
+    if type(exc) is Exception and context.code() is not None:  # type: ignore[attr-defined]
         raise exc  # context.abort() raises a bare Exception after setting the code: let it through
     ref = secrets.token_hex(4)
     log.error("rpc_crashed", method=method, ref=ref, exc_info=exc)
@@ -114,10 +114,12 @@ class _Interceptor(grpc.ServerInterceptor):
         if handler.unary_unary:
             return handler._replace(unary_unary=bind(_guard_unary(handler.unary_unary, method)))
         if handler.unary_stream:
-            def stream(request, context, _fn=_guard_stream(handler.unary_stream, method)):
+            guarded = _guard_stream(handler.unary_stream, method)
+
+            def stream(request, context):
                 structlog.contextvars.bind_contextvars(request_id=request_id or secrets.token_hex(6))
                 time_remaining.set(context.time_remaining)
-                yield from _fn(request, context)
+                yield from guarded(request, context)
             return handler._replace(unary_stream=stream)
         return handler
 
@@ -166,7 +168,7 @@ def build_server(
     for name in (*names, ""):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info("serving", address=address, services=list(names))
-    return ServerHandle(server, address, health_servicer, names)
+    return ServerHandle(server, address, health_servicer)
 
 
 def serve_forever(handle: ServerHandle, on_stop: Callable[[], None] | None = None, grace: float = 3.0) -> None:

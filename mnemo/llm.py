@@ -36,4 +36,4 @@ def complete(settings: Settings, system: str, user: str, *, max_tokens: int = 10
         raise Unavailable(f"LLM call failed: {type(err).__name__}: {err}") from None
     finally:
         client.close()
-    return "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+    return "".join(block.text for block in message.content if isinstance(block, anthropic.types.TextBlock))

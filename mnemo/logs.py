@@ -24,7 +24,7 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
     else:
         stream = sys.stderr
     numeric = _LEVELS.get(level.lower(), logging.INFO)
-    processors = [
+    processors: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -44,7 +44,10 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processor=structlog.processors.JSONRenderer(),
-            foreign_pre_chain=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True)],
+            foreign_pre_chain=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+            ],
         )
     )
     root = logging.getLogger()
@@ -52,7 +55,7 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
     root.setLevel(max(numeric, logging.INFO) if numeric > logging.DEBUG else numeric)
 
 
-def get_logger(name: str = "mnemo"):
+def get_logger(name: str = "mnemo") -> structlog.stdlib.BoundLogger:
     return structlog.get_logger(name)
 
 
@@ -61,8 +64,12 @@ def _default_to_stderr() -> None:
     # the gateway and of hooks. Until configure_logging runs, log JSON to stderr instead.
     if not structlog.is_configured():
         structlog.configure(
-            processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                        structlog.processors.format_exc_info, structlog.processors.JSONRenderer()],
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
             wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
             logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         )

@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -230,7 +232,13 @@ def spawn_service(settings: Settings, service: str, *, detached: bool = True) ->
     return proc
 
 
-def _start_missing(settings: Settings, deadline: float, *, detached: bool = True) -> tuple[bool, list[subprocess.Popen]]:
+def _running(proc: subprocess.Popen) -> bool:
+    return proc.poll() is None
+
+
+def _start_missing(
+    settings: Settings, deadline: float, *, detached: bool = True
+) -> tuple[bool, list[subprocess.Popen]]:
     """Owner of the lock: start what is down, in dependency order, waiting for each."""
     started: list[subprocess.Popen] = []
     for service in SERVICES:
@@ -242,14 +250,13 @@ def _start_missing(settings: Settings, deadline: float, *, detached: bool = True
         existing = read_pid(settings, service)
         if existing is not None:
             # Started by someone else and still warming up (or stuck): wait, never start a second one.
-            alive: Callable[[], bool] = lambda pid=existing.pid: pid_alive(pid)
+            alive: Callable[[], bool] = functools.partial(pid_alive, existing.pid)
         else:
             proc = spawn_service(settings, service, detached=detached)
             started.append(proc)
-            alive = lambda proc=proc: proc.poll() is None
+            alive = functools.partial(_running, proc)
         if not wait_healthy(settings, (service,), deadline, alive):
-            log.error("service_not_healthy", service=service,
-                      log=str(settings.logs_dir / f"{service}.log"))
+            log.error("service_not_healthy", service=service, log=str(settings.logs_dir / f"{service}.log"))
             return False, started
     return True, started
 
@@ -287,13 +294,15 @@ def status_rows(settings: Settings) -> list[dict[str, Any]]:
     rows = []
     for service in SERVICES:
         info = read_pid(settings, service)
-        rows.append({
-            "service": service,
-            "address": settings.address(service),
-            "pid": info.pid if info else None,
-            "uptime": _fmt_uptime(time.time() - info.started_at) if info else "-",
-            "healthy": service_healthy(settings, service),
-        })
+        rows.append(
+            {
+                "service": service,
+                "address": settings.address(service),
+                "pid": info.pid if info else None,
+                "uptime": _fmt_uptime(time.time() - info.started_at) if info else "-",
+                "healthy": service_healthy(settings, service),
+            }
+        )
     return rows
 
 
@@ -341,10 +350,8 @@ def _terminate(pid: int) -> bool:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 # -- mnemo up --------------------------------------------------------------------------
@@ -364,8 +371,7 @@ def registration_text(settings: Settings) -> str:
     return (
         "Register the gateway with Claude Code:\n"
         f"  claude mcp add mcp-search{env_flags} -- {' '.join(argv)}\n"
-        "or add this to .mcp.json:\n"
-        + "\n".join("  " + line for line in json.dumps(snippet, indent=2).splitlines())
+        "or add this to .mcp.json:\n" + "\n".join("  " + line for line in json.dumps(snippet, indent=2).splitlines())
     )
 
 
@@ -377,8 +383,11 @@ def run_up(settings: Settings, args: Any) -> int:
     if getattr(args, "foreground", False):
         return _run_foreground(settings)
     if not ensure_stack(settings, settings.start_timeout_s):
-        print(f"mnemo up: the stack did not become healthy within {settings.start_timeout_s:g} s; "
-              f"see {settings.logs_dir}/", file=sys.stderr)
+        print(
+            f"mnemo up: the stack did not become healthy within {settings.start_timeout_s:g} s; "
+            f"see {settings.logs_dir}/",
+            file=sys.stderr,
+        )
         run_status(settings, args)
         return 1
     run_status(settings, args)
@@ -419,8 +428,10 @@ def _run_foreground(settings: Settings) -> int:
         while not stop["requested"]:
             dead = [c for c in children if c.poll() is not None]
             if dead:
-                print(f"mnemo up: a service exited (pid {dead[0].pid}, code {dead[0].returncode}); stopping",
-                      file=sys.stderr)
+                print(
+                    f"mnemo up: a service exited (pid {dead[0].pid}, code {dead[0].returncode}); stopping",
+                    file=sys.stderr,
+                )
                 return 1
             time.sleep(0.2)
         return 0

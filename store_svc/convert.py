@@ -47,7 +47,7 @@ def _i(row: sqlite3.Row, key: str) -> int:
 
 
 def _opt(row: sqlite3.Row, key: str) -> Any:
-    return row[key] if key in row.keys() else None
+    return row[key] if key in row.keys() else None  # noqa: SIM118 - `in row` would search the values
 
 
 def session_pb(row: sqlite3.Row) -> common_pb2.Session:

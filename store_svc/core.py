@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from mnemo.config import Settings
 from mnemo.errors import InvalidArgument, NotFound, Unavailable
 from mnemo.logs import get_logger
-from mnemo.query import MAX_QUERY_CHARS, parse
+from mnemo.query import MAX_QUERY_CHARS, ParsedQuery, parse
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2, store_pb2
-from store_svc import convert, queries, schema, state, transfer, validate, writes
+from mnemo.vocab import DEFAULT_PLATFORM, TITLE_MAX_CHARS
+from store_svc import convert, observations, queries, schema, state, transfer, validate, writes
 from store_svc.writes import clean
 
 log = get_logger(__name__)
@@ -71,12 +73,14 @@ def check_page(page: common_pb2.Page, default: int = 20, maximum: int = 500) -> 
     return limit, page.offset
 
 
-def check_refs(refs, limit: int) -> list[tuple[int, int]]:
+def check_refs(refs: Sequence[common_pb2.Ref], limit: int) -> list[tuple[int, int]]:
     validate.count("refs", refs, limit)
     out = []
     for i, ref in enumerate(refs):
         if ref.kind not in KIND_NAMES:
-            raise InvalidArgument(f"refs[{i}].kind", "must be DOC_KIND_OBSERVATION, DOC_KIND_SUMMARY or DOC_KIND_PROMPT")
+            raise InvalidArgument(
+                f"refs[{i}].kind", "must be DOC_KIND_OBSERVATION, DOC_KIND_SUMMARY or DOC_KIND_PROMPT"
+            )
         if ref.id <= 0:
             raise InvalidArgument(f"refs[{i}].id", "must be a positive row id")
         out.append((ref.kind, ref.id))
@@ -104,9 +108,10 @@ class Store:
         self._closed = False
 
     @classmethod
-    def from_settings(cls, settings) -> Store:
-        return cls(settings.database, tool_uses_cap_bytes=settings.tool_uses_cap_bytes,
-                   cursor_ttl_s=settings.cursor_ttl_s)
+    def from_settings(cls, settings: Settings) -> Store:
+        return cls(
+            settings.database, tool_uses_cap_bytes=settings.tool_uses_cap_bytes, cursor_ttl_s=settings.cursor_ttl_s
+        )
 
     def close(self, drain_s: float = 5.0) -> None:
         with self._idle:
@@ -164,28 +169,34 @@ class Store:
     def upsert_session(self, request: store_pb2.UpsertSessionRequest) -> common_pb2.Session:
         validate.identifier("content_session_id", request.content_session_id)
         validate.project("project", request.project, needed=False)
-        platform = validate.identifier("platform_source", request.platform_source, needed=False) or "claude"
+        platform = validate.identifier("platform_source", request.platform_source, needed=False) or DEFAULT_PLATFORM
         validate.identifier("memory_session_id", request.memory_session_id, needed=False)
-        validate.max_chars("custom_title", request.custom_title, validate.MAX_TITLE_CHARS)
+        validate.max_chars("custom_title", request.custom_title, TITLE_MAX_CHARS)
         validate.identifier("external_id", request.external_id, needed=False)
         validate.non_negative("started_at_epoch", request.started_at_epoch)
-        prompt = writes.cap_text(clean(request.user_prompt[: validate.MAX_PROMPT_CHARS * 4]),
-                                 validate.MAX_PROMPT_CHARS)
+        prompt = writes.cap_text(clean(request.user_prompt[: validate.MAX_PROMPT_CHARS * 4]), validate.MAX_PROMPT_CHARS)
         with self.writing() as conn:
             row = writes.session_by_content(conn, platform, request.content_session_id)
             if row is None:
                 validate.project("project", request.project)
                 row = writes.create_session(
-                    conn, content_session_id=request.content_session_id, project=request.project,
-                    platform=platform, memory_session_id=request.memory_session_id, user_prompt=prompt,
-                    custom_title=request.custom_title, started_at_epoch=request.started_at_epoch,
-                    external_id=request.external_id)
+                    conn,
+                    content_session_id=request.content_session_id,
+                    project=request.project,
+                    platform=platform,
+                    memory_session_id=request.memory_session_id,
+                    user_prompt=prompt,
+                    custom_title=request.custom_title,
+                    started_at_epoch=request.started_at_epoch,
+                    external_id=request.external_id,
+                )
             else:
                 row = self._update_session(conn, row, request, prompt)
             return convert.session_pb(row)
 
     @staticmethod
-    def _update_session(conn, row, request, prompt: str) -> sqlite3.Row:
+    def _update_session(conn: sqlite3.Connection, row: sqlite3.Row, request: store_pb2.UpsertSessionRequest,
+                        prompt: str) -> sqlite3.Row:
         changes: dict[str, object] = {}
         if request.project and request.project != row["project"]:
             changes["project"] = request.project
@@ -205,20 +216,30 @@ class Store:
 
     def complete_session(self, request: store_pb2.CompleteSessionRequest) -> common_pb2.Session:
         validate.identifier("content_session_id", request.content_session_id)
-        platform = validate.identifier("platform_source", request.platform_source, needed=False) or "claude"
+        platform = validate.identifier("platform_source", request.platform_source, needed=False) or DEFAULT_PLATFORM
         status = validate.one_of("status", request.status or "completed", validate.SESSION_END_STATES)
         epoch = now_ms()
         with self.writing() as conn:
-            row = writes.require_row(writes.session_by_content(conn, platform, request.content_session_id),
-                                     f"session {request.content_session_id[:64]!r} on {platform}")
-            conn.execute("UPDATE sdk_sessions SET status = ?, completed_at = ?, completed_at_epoch = ? WHERE id = ?",
-                         (status, iso_from_ms(epoch), epoch, row["id"]))
+            row = writes.require_row(
+                writes.session_by_content(conn, platform, request.content_session_id),
+                f"session {request.content_session_id[:64]!r} on {platform}",
+            )
+            conn.execute(
+                "UPDATE sdk_sessions SET status = ?, completed_at = ?, completed_at_epoch = ? WHERE id = ?",
+                (status, iso_from_ms(epoch), epoch, row["id"]),
+            )
             return convert.session_pb(writes.session_by_id(conn, row["id"]))
 
     def record_prompt(self, request: store_pb2.RecordPromptRequest) -> store_pb2.RecordPromptResponse:
         prepared = writes.prepare_prompt(
-            request.content_session_id, request.platform_source, request.project, request.prompt_text,
-            request.created_at_epoch, request.external_id, request.prompt_number)
+            request.content_session_id,
+            request.platform_source,
+            request.project,
+            request.prompt_text,
+            request.created_at_epoch,
+            request.external_id,
+            request.prompt_number,
+        )
         with self.writing() as conn:
             row, reason = writes.insert_prompt(conn, prepared)
         reply = store_pb2.RecordPromptResponse(skipped=bool(reason), reason=reason)
@@ -229,9 +250,10 @@ class Store:
     # -- observations, summaries, tool uses ------------------------------------------------
     def add_observations(self, request: store_pb2.AddObservationsRequest) -> store_pb2.AddObservationsResponse:
         validate.count("observations", request.observations, MAX_BATCH)
-        prepared = [writes.prepare_observation(o, f"observations[{i}]") for i, o in enumerate(request.observations)]
+        prepared = [observations.prepare_observation(o, f"observations[{i}]")
+                    for i, o in enumerate(request.observations)]
         with self.writing() as conn:
-            ids, created = writes.insert_observations(conn, prepared)
+            ids, created = observations.insert_observations(conn, prepared)
         return store_pb2.AddObservationsResponse(ids=ids, created=created)
 
     def add_summaries(self, request: store_pb2.AddSummariesRequest) -> store_pb2.AddSummariesResponse:
@@ -255,7 +277,8 @@ class Store:
         for name in ("ids", "tool_use_ids", "observation_ids"):
             validate.count(name, getattr(request, name), 500, needed=False)
         validate.project("project", request.project, needed=False)
-        selectors, params = [], []
+        selectors: list[str] = []
+        params: list[int | str] = []
         if request.ids:
             selectors.append(f"t.id IN ({', '.join('?' for _ in request.ids)})")
             params.extend(request.ids)
@@ -263,8 +286,10 @@ class Store:
             selectors.append(f"t.tool_use_id IN ({', '.join('?' for _ in request.tool_use_ids)})")
             params.extend(request.tool_use_ids)
         if request.observation_ids:
-            selectors.append("t.id IN (SELECT tool_use_id FROM observation_tool_uses WHERE observation_id IN "
-                             f"({', '.join('?' for _ in request.observation_ids)}))")
+            selectors.append(
+                "t.id IN (SELECT tool_use_id FROM observation_tool_uses WHERE observation_id IN "
+                f"({', '.join('?' for _ in request.observation_ids)}))"
+            )
             params.extend(request.observation_ids)
         where = [f"({' OR '.join(selectors)})"] if selectors else []
         if request.project:
@@ -273,13 +298,13 @@ class Store:
         if request.content_session_id:
             where.append("t.content_session_id = ?")
             params.append(request.content_session_id)
-        sql = (f"{writes.TOOL_USE_SELECT} WHERE {' AND '.join(where) or '1'} "
-               "ORDER BY t.created_at_epoch, t.id LIMIT ?")
+        sql = f"{writes.TOOL_USE_SELECT} WHERE {' AND '.join(where) or '1'} ORDER BY t.created_at_epoch, t.id LIMIT ?"
         with self.reading() as conn:
             rows = conn.execute(sql, [*params, limit]).fetchall()
             links = queries.tool_use_links(conn, "tool_use_id", [r["id"] for r in rows])
             return store_pb2.GetToolUsesResponse(
-                tool_uses=[convert.tool_use_pb(r, links.get(r["id"], ())) for r in rows])
+                tool_uses=[convert.tool_use_pb(r, links.get(r["id"], ())) for r in rows]
+            )
 
     # -- reads -----------------------------------------------------------------------------
     def get_records(self, request: store_pb2.GetRecordsRequest) -> store_pb2.GetRecordsResponse:
@@ -309,17 +334,20 @@ class Store:
         filters = check_filters(request.filters)
         limit, offset = check_page(request.page)
         parsed = parse(request.query, operators=request.syntax == store_pb2.QUERY_SYNTAX_OPERATORS)
-        if not parsed.text.strip():
-            parsed = None  # no query text: a listing under the filters
-        elif parsed.is_empty and not parsed.has_exclusions:
+        query: ParsedQuery | None = parsed if parsed.text.strip() else None  # no text: a listing under the filters
+        if query is not None and query.is_empty and not query.has_exclusions:
             return store_pb2.StoreSearchResponse()  # nothing searchable in the text (only punctuation)
         with self.reading() as conn:
-            page = queries.find(conn, filters, parsed, request.order, limit, offset)
+            page = queries.find(conn, filters, query, request.order, limit, offset)
             hits = self._index_rows(conn, page)
         totals = page.totals
         return store_pb2.StoreSearchResponse(
-            hits=hits, total=sum(totals.values()), observation_total=totals[common_pb2.DOC_KIND_OBSERVATION],
-            summary_total=totals[common_pb2.DOC_KIND_SUMMARY], prompt_total=totals[common_pb2.DOC_KIND_PROMPT])
+            hits=hits,
+            total=sum(totals.values()),
+            observation_total=totals[common_pb2.DOC_KIND_OBSERVATION],
+            summary_total=totals[common_pb2.DOC_KIND_SUMMARY],
+            prompt_total=totals[common_pb2.DOC_KIND_PROMPT],
+        )
 
     @staticmethod
     def _index_rows(conn: sqlite3.Connection, page: queries.ResultPage) -> list[common_pb2.IndexRow]:
@@ -345,11 +373,13 @@ class Store:
             index = queries.index_rows(conn, [(k, i) for _, k, i in keys])
         present = [(k, i) for _, k, i in keys if (k, i) in found and (k, i) in index]
         return store_pb2.StoreTimelineResponse(
-            items=[found[r] for r in present], rows=[convert.index_row_pb(index[r]) for r in present],
-            anchor_index=len(before) if after else -1)
+            items=[found[r] for r in present],
+            rows=[convert.index_row_pb(index[r]) for r in present],
+            anchor_index=len(before) if after else -1,
+        )
 
     @staticmethod
-    def _anchor_key(conn, ref: common_pb2.Ref, filters: common_pb2.Filters) -> tuple[int, int, int]:
+    def _anchor_key(conn: sqlite3.Connection, ref: common_pb2.Ref, filters: common_pb2.Filters) -> tuple[int, int, int]:
         check_refs([ref], 1)
         key = queries.anchor_key(conn, ref)
         shown = f"{convert.DISPLAY_PREFIX[ref.kind]}{ref.id}"
@@ -366,22 +396,26 @@ class Store:
                 ids = [i for k, i in refs if k == kind]
                 if ids:
                     deleted += conn.execute(
-                        f"DELETE FROM {spec.table} WHERE id IN ({', '.join('?' for _ in ids)})", ids).rowcount
+                        f"DELETE FROM {spec.table} WHERE id IN ({', '.join('?' for _ in ids)})", ids
+                    ).rowcount
         return store_pb2.DeleteRecordsResponse(deleted=deleted)
 
     def read_changes(self, request: store_pb2.ReadChangesRequest) -> store_pb2.ReadChangesResponse:
         validate.non_negative("after_seq", request.after_seq)
         limit = validate.bounded("limit", request.limit, 500, 5000, minimum=1)
         with self.reading() as conn:
-            rows = conn.execute("SELECT seq, kind, record_id, op FROM change_feed WHERE seq > ? ORDER BY seq LIMIT ?",
-                                (request.after_seq, limit)).fetchall()
+            rows = conn.execute(
+                "SELECT seq, kind, record_id, op FROM change_feed WHERE seq > ? ORDER BY seq LIMIT ?",
+                (request.after_seq, limit),
+            ).fetchall()
             wanted = {(r["kind"], r["record_id"]) for r in rows if r["op"] == schema.OP_UPSERT}
             found = queries.records(conn, wanted)
             head = conn.execute("SELECT coalesce(max(seq), 0) FROM change_feed").fetchone()[0]
         reply = store_pb2.ReadChangesResponse(head_seq=head)
         for row in rows:
-            change = reply.changes.add(seq=row["seq"], ref=common_pb2.Ref(kind=row["kind"], id=row["record_id"]),
-                                       op=row["op"])
+            change = reply.changes.add(
+                seq=row["seq"], ref=common_pb2.Ref(kind=row["kind"], id=row["record_id"]), op=row["op"]
+            )
             record = found.get((row["kind"], row["record_id"])) if row["op"] == schema.OP_UPSERT else None
             if record is not None:
                 change.record.CopyFrom(record)
@@ -392,6 +426,7 @@ class Store:
         scope, params = ("WHERE project = ?", [request.project]) if request.project else ("", [])
         joined = "WHERE session_db_id IN (SELECT id FROM sdk_sessions WHERE project = ?)" if request.project else ""
         with self.reading() as conn:
+
             def count(sql: str) -> int:
                 return conn.execute(sql, params).fetchone()[0]
 
@@ -402,7 +437,8 @@ class Store:
                 summaries=count(f"SELECT count(*) FROM session_summaries {scope}"),
                 tool_uses=count(f"SELECT count(*) FROM tool_uses {joined}"),
                 schema_version=conn.execute("SELECT max(version) FROM schema_version").fetchone()[0],
-                head_seq=conn.execute("SELECT coalesce(max(seq), 0) FROM change_feed").fetchone()[0])
+                head_seq=conn.execute("SELECT coalesce(max(seq), 0) FROM change_feed").fetchone()[0],
+            )
         reply.db_bytes = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return reply
 

@@ -90,7 +90,7 @@ KINDS: dict[int, KindSql] = {
     ),
 }
 
-ORDER_SQL = {
+ORDER_SQL: dict[int, str] = {  # keyed by common_pb2.Order values (ints on the wire)
     # Ties on score fall back to kind, then newest id: no table lookup is needed to rank.
     common_pb2.ORDER_RELEVANCE: "score DESC, kind ASC, id DESC",
     common_pb2.ORDER_DATE_DESC: "epoch DESC, kind ASC, id DESC",
@@ -103,9 +103,9 @@ class Clause:
     """A WHERE fragment with its parameters."""
 
     sql: list[str]
-    params: list
+    params: list[object]
 
-    def add(self, sql: str, *params) -> None:
+    def add(self, sql: str, *params: object) -> None:
         self.sql.append(sql)
         self.params.extend(params)
 
@@ -322,7 +322,7 @@ def index_rows(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
     return found
 
 
-_RECORD_SQL = {
+_RECORD_SQL: dict[int, str] = {  # keyed by DocKind values
     OBSERVATION: "SELECT o.*, ss.platform_source AS platform_source FROM observations o "
                  "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = o.memory_session_id WHERE o.id IN ({})",
     SUMMARY: "SELECT s.*, ss.platform_source AS platform_source FROM session_summaries s "
@@ -361,6 +361,7 @@ def records(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
         for row in rows:
             if project and (row["project"] or "") != project:
                 continue
+            message: common_pb2.Observation | common_pb2.Summary | common_pb2.UserPrompt
             if kind == OBSERVATION:
                 message = convert.observation_pb(row, links.get(row["id"], ()))
             elif kind == SUMMARY:

@@ -27,7 +27,15 @@ OBSERVATION_FTS_COLUMNS = ("title", "subtitle", "narrative", "text", "facts", "c
 SUMMARY_FTS_COLUMNS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 PROMPT_FTS_COLUMNS = ("prompt_text",)
 
-_CORE = """
+# The last columns of every record table (prompts, observations, summaries): the time as
+# claude-mem keeps it (ISO text and epoch ms), then mnemo's own import key and CJK flag.
+_RECORD_COLUMNS_END = """  created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL,
+  external_id TEXT,
+  has_cjk INTEGER
+);"""
+
+_CORE = f"""
 CREATE TABLE sdk_sessions (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   content_session_id TEXT NOT NULL,
@@ -56,11 +64,7 @@ CREATE TABLE user_prompts (
   content_session_id TEXT NOT NULL,
   prompt_number INTEGER NOT NULL,
   prompt_text TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  created_at_epoch INTEGER NOT NULL,
-  external_id TEXT,
-  has_cjk INTEGER
-);
+{_RECORD_COLUMNS_END}
 CREATE INDEX idx_user_prompts_session ON user_prompts(session_db_id, prompt_number);
 CREATE INDEX idx_user_prompts_content ON user_prompts(content_session_id, prompt_number);
 CREATE INDEX idx_user_prompts_created ON user_prompts(created_at_epoch);
@@ -106,11 +110,7 @@ CREATE TABLE session_summaries (
   notes TEXT,
   prompt_number INTEGER,
   discovery_tokens INTEGER DEFAULT 0,
-  created_at TEXT NOT NULL,
-  created_at_epoch INTEGER NOT NULL,
-  external_id TEXT,
-  has_cjk INTEGER
-);
+{_RECORD_COLUMNS_END}
 CREATE INDEX idx_session_summaries_session ON session_summaries(memory_session_id, created_at_epoch);
 CREATE INDEX idx_session_summaries_project_created ON session_summaries(project, created_at_epoch);
 CREATE INDEX idx_session_summaries_created ON session_summaries(created_at_epoch);
@@ -215,7 +215,15 @@ CREATE TABLE observation_tool_uses (
 CREATE INDEX idx_observation_tool_uses_tool ON observation_tool_uses(tool_use_id);
 """
 
-_STATE = """
+# A version of a work-state entry: the current one, and each one kept in the history.
+_WORK_STATE_COLUMNS = """  project TEXT NOT NULL,
+  key TEXT NOT NULL,
+  content TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  updated_at_epoch INTEGER NOT NULL,"""
+
+_STATE = f"""
 CREATE TABLE cursors (
   token TEXT PRIMARY KEY,
   state_json TEXT NOT NULL,
@@ -225,33 +233,23 @@ CREATE TABLE cursors (
 CREATE INDEX idx_cursors_expires ON cursors(expires_at_epoch);
 
 CREATE TABLE work_state (
-  project TEXT NOT NULL,
-  key TEXT NOT NULL,
-  content TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  updated_at TEXT NOT NULL,
-  updated_at_epoch INTEGER NOT NULL,
+{_WORK_STATE_COLUMNS}
   PRIMARY KEY (project, key)
 );
 CREATE TABLE work_state_history (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
-  project TEXT NOT NULL,
-  key TEXT NOT NULL,
-  content TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  updated_at TEXT NOT NULL,
-  updated_at_epoch INTEGER NOT NULL,
+{_WORK_STATE_COLUMNS}
   UNIQUE (project, key, version)
 );
 
 CREATE TABLE corpora (
   name TEXT PRIMARY KEY,
   description TEXT NOT NULL DEFAULT '',
-  filter_json TEXT NOT NULL DEFAULT '{}',
+  filter_json TEXT NOT NULL DEFAULT '{{}}',
   observation_ids TEXT NOT NULL DEFAULT '[]',
-  stats_json TEXT NOT NULL DEFAULT '{}',
+  stats_json TEXT NOT NULL DEFAULT '{{}}',
   priming_state TEXT NOT NULL DEFAULT 'unprimed',
-  last_job_json TEXT NOT NULL DEFAULT '{}',
+  last_job_json TEXT NOT NULL DEFAULT '{{}}',
   digest_json TEXT NOT NULL DEFAULT '',
   session_id TEXT NOT NULL DEFAULT '',
   created_at_epoch INTEGER NOT NULL,

@@ -6,10 +6,12 @@ import json
 import sqlite3
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from mnemo.errors import Aborted, InvalidArgument, NotFound
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import store_pb2
+from mnemo.vocab import CONTINUATION_RE, CORPUS_NAME_RE
 from store_svc import convert, validate
 from store_svc.writes import clean
 
@@ -19,7 +21,7 @@ DEFAULT_KEY = "default"
 # ---------------------------------------------------------------------------- cursors
 
 def save_cursor(conn: sqlite3.Connection, cursor: store_pb2.Cursor, ttl_s: int) -> store_pb2.Cursor:
-    if not validate.CURSOR_TOKEN.fullmatch(cursor.token):
+    if not CONTINUATION_RE.fullmatch(cursor.token):
         raise InvalidArgument("token", "must be 'ms_' followed by 24 URL-safe characters")
     validate.json_text("state_json", cursor.state_json, validate.MAX_CURSOR_STATE_BYTES)
     validate.non_negative("created_at_epoch", cursor.created_at_epoch)
@@ -79,7 +81,9 @@ def write_work_state(conn: sqlite3.Connection, request: store_pb2.WriteWorkState
                                updated_at=values[4], updated_at_epoch=epoch)
 
 
-def read_work_state(conn: sqlite3.Connection, request: store_pb2.ReadWorkStateRequest) -> store_pb2.ReadWorkStateResponse:
+def read_work_state(
+    conn: sqlite3.Connection, request: store_pb2.ReadWorkStateRequest
+) -> store_pb2.ReadWorkStateResponse:
     project, key = _work_key(request.project, request.key)
     if not 0 <= request.history <= 50:
         raise InvalidArgument("history", "must be between 0 and 50")
@@ -89,20 +93,24 @@ def read_work_state(conn: sqlite3.Connection, request: store_pb2.ReadWorkStateRe
         return reply
     reply.current.CopyFrom(convert.work_state_pb(row))
     if request.history:
-        rows = conn.execute("SELECT * FROM work_state_history WHERE project = ? AND key = ? AND version < ? "
-                            "ORDER BY version DESC LIMIT ?", (project, key, row["version"], request.history))
+        rows = conn.execute(
+            "SELECT * FROM work_state_history WHERE project = ? AND key = ? AND version < ? "
+            "ORDER BY version DESC LIMIT ?",
+            (project, key, row["version"], request.history),
+        )
         reply.history.extend(convert.work_state_pb(r) for r in rows)
     return reply
 
 
 # ---------------------------------------------------------------------------- corpora
 
-def _to_json(message) -> str:
+
+def _to_json(message: Message) -> str:
     return json_format.MessageToJson(message, preserving_proto_field_name=True, indent=None)
 
 
 def _corpus_name(name: str) -> str:
-    if not validate.CORPUS_NAME.fullmatch(name):
+    if not CORPUS_NAME_RE.fullmatch(name):
         raise InvalidArgument("name", "1-64 characters from letters, digits, '.', '_' and '-'")
     return name
 
@@ -120,9 +128,20 @@ def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.
     conn.execute(
         "INSERT OR REPLACE INTO corpora(name, description, filter_json, observation_ids, stats_json, priming_state, "
         "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (name, corpus.description, _to_json(corpus.filter), json.dumps(list(corpus.observation_ids)),
-         _to_json(corpus.stats), state, _to_json(corpus.last_job), corpus.digest_json, corpus.session_id,
-         created, now))
+        (
+            name,
+            corpus.description,
+            _to_json(corpus.filter),
+            json.dumps(list(corpus.observation_ids)),
+            _to_json(corpus.stats),
+            state,
+            _to_json(corpus.last_job),
+            corpus.digest_json,
+            corpus.session_id,
+            created,
+            now,
+        ),
+    )
     conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (name,))
     for turn in corpus.history:
         _append_turn(conn, name, turn)
@@ -130,16 +149,22 @@ def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.
 
 
 def _append_turn(conn: sqlite3.Connection, name: str, turn: store_pb2.CorpusTurn) -> None:
-    conn.execute("INSERT INTO corpus_history(corpus_name, question, answer, citations, created_at_epoch) "
-                 "VALUES (?,?,?,?,?)", (name, turn.question, turn.answer, json.dumps(list(turn.citations)),
-                                        turn.created_at_epoch or now_ms()))
+    conn.execute(
+        "INSERT INTO corpus_history(corpus_name, question, answer, citations, created_at_epoch) VALUES (?,?,?,?,?)",
+        (name, turn.question, turn.answer, json.dumps(list(turn.citations)), turn.created_at_epoch or now_ms()),
+    )
 
 
 def _corpus_pb(row: sqlite3.Row) -> store_pb2.Corpus:
     corpus = store_pb2.Corpus(
-        name=row["name"], description=row["description"], priming_state=row["priming_state"],
-        digest_json=row["digest_json"], session_id=row["session_id"], created_at_epoch=row["created_at_epoch"],
-        updated_at_epoch=row["updated_at_epoch"])
+        name=row["name"],
+        description=row["description"],
+        priming_state=row["priming_state"],
+        digest_json=row["digest_json"],
+        session_id=row["session_id"],
+        created_at_epoch=row["created_at_epoch"],
+        updated_at_epoch=row["updated_at_epoch"],
+    )
     json_format.Parse(row["filter_json"], corpus.filter)
     json_format.Parse(row["stats_json"], corpus.stats)
     json_format.Parse(row["last_job_json"], corpus.last_job)
@@ -153,8 +178,12 @@ def get_corpus(conn: sqlite3.Connection, name: str) -> store_pb2.Corpus:
     corpus = _corpus_pb(row)
     corpus.observation_ids.extend(json.loads(row["observation_ids"]))
     for turn in conn.execute("SELECT * FROM corpus_history WHERE corpus_name = ? ORDER BY id", (name,)):
-        corpus.history.add(question=turn["question"], answer=turn["answer"],
-                           citations=json.loads(turn["citations"]), created_at_epoch=turn["created_at_epoch"])
+        corpus.history.add(
+            question=turn["question"],
+            answer=turn["answer"],
+            citations=json.loads(turn["citations"]),
+            created_at_epoch=turn["created_at_epoch"],
+        )
     return corpus
 
 
@@ -167,16 +196,16 @@ def update_corpus(conn: sqlite3.Connection, request: store_pb2.UpdateCorpusReque
     name = _corpus_name(request.name)
     current = get_corpus(conn, name)
     if request.expected_state and request.expected_state != current.priming_state:
-        raise Aborted(f"corpus {name} is {current.priming_state}, not {request.expected_state}; "
-                      "read it again before changing it")
+        raise Aborted(
+            f"corpus {name} is {current.priming_state}, not {request.expected_state}; read it again before changing it"
+        )
     changes: dict[str, object] = {"updated_at_epoch": now_ms()}
     if request.priming_state:
         changes["priming_state"] = validate.one_of("priming_state", request.priming_state, validate.PRIMING_STATES)
     if request.HasField("last_job"):
         changes["last_job_json"] = _to_json(request.last_job)
     if request.digest_json:
-        changes["digest_json"] = validate.json_text("digest_json", request.digest_json,
-                                                    validate.MAX_CURSOR_STATE_BYTES)
+        changes["digest_json"] = validate.json_text("digest_json", request.digest_json, validate.MAX_CURSOR_STATE_BYTES)
     if request.session_id:
         changes["session_id"] = validate.identifier("session_id", request.session_id)
     assignments = ", ".join(f"{column} = ?" for column in changes)

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Iterator
 from mnemo.errors import InvalidArgument, MnemoError
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, store_pb2
-from store_svc import convert, queries, validate, writes
+from mnemo.vocab import DEFAULT_PLATFORM
+from store_svc import convert, observations, queries, validate, writes
 from store_svc.writes import clean
 
 log = get_logger(__name__)
@@ -61,7 +62,7 @@ def export_items(conn: sqlite3.Connection, project: str) -> Iterator[store_pb2.E
 def _import_session(conn: sqlite3.Connection, s: common_pb2.Session) -> bool:
     validate.identifier("session.content_session_id", s.content_session_id)
     validate.project("session.project", s.project)
-    platform = validate.identifier("session.platform_source", s.platform_source, needed=False) or "claude"
+    platform = validate.identifier("session.platform_source", s.platform_source, needed=False) or DEFAULT_PLATFORM
     validate.identifier("session.memory_session_id", s.memory_session_id, needed=False)
     validate.identifier("session.external_id", s.external_id, needed=False)
     status = s.status or "active"
@@ -95,8 +96,8 @@ def _import_observation(conn: sqlite3.Connection, o: common_pb2.Observation) -> 
     copy = common_pb2.Observation()
     copy.CopyFrom(o)
     del copy.tool_use_ids[:]  # row ids of another database: they do not name our tool uses
-    prepared = writes.prepare_observation(copy, "observation")
-    _, created = writes.insert_observations(conn, [prepared], "observation")
+    prepared = observations.prepare_observation(copy, "observation")
+    _, created = observations.insert_observations(conn, [prepared], "observation")
     return created[0]
 
 

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Sized
 
 from mnemo.errors import InvalidArgument
+from mnemo.vocab import PROJECT_MAX_BYTES, SESSION_ID_MAX_CHARS, TYPE_NAME_RE
 
-MAX_ID_CHARS = 256
-MAX_PROJECT_BYTES = 256
-MAX_TITLE_CHARS = 300
+MAX_ID_CHARS = SESSION_ID_MAX_CHARS  # every key the store takes (external ids too) has the session id's bound
 MAX_TEXT_CHARS = 100_000
 MAX_PROMPT_CHARS = 10_000
 MAX_LIST_ITEMS = 200
 MAX_WORK_STATE_BYTES = 64 * 1024
 MAX_CURSOR_STATE_BYTES = 1024 * 1024
-TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-CURSOR_TOKEN = re.compile(r"^ms_[A-Za-z0-9_-]{24}$")
-CORPUS_NAME = re.compile(r"[a-zA-Z0-9._-]{1,64}")
 PRIMING_STATES = ("unprimed", "priming", "primed", "stale", "failed")
 SESSION_END_STATES = ("completed", "failed")
 
@@ -40,8 +36,8 @@ def identifier(field: str, value: str, *, needed: bool = True) -> str:
 def project(field: str, value: str, *, needed: bool = True) -> str:
     if needed:
         required(field, value)
-    if len(value.encode("utf-8", "surrogatepass")) > MAX_PROJECT_BYTES:
-        raise InvalidArgument(field, f"at most {MAX_PROJECT_BYTES} bytes")
+    if len(value.encode("utf-8", "surrogatepass")) > PROJECT_MAX_BYTES:
+        raise InvalidArgument(field, f"at most {PROJECT_MAX_BYTES} bytes")
     return value
 
 
@@ -57,12 +53,11 @@ def non_negative(field: str, value: int) -> int:
     return value
 
 
-def count(field: str, items, limit: int, *, needed: bool = True):
+def count(field: str, items: Sized, limit: int, *, needed: bool = True) -> None:
     if needed and not items:
         raise InvalidArgument(field, "at least one item is required")
     if len(items) > limit:
         raise InvalidArgument(field, f"at most {limit:,} items per request")
-    return items
 
 
 def bounded(field: str, value: int, default: int, maximum: int, minimum: int = 0) -> int:
@@ -76,7 +71,7 @@ def bounded(field: str, value: int, default: int, maximum: int, minimum: int = 0
 
 def obs_type(field: str, value: str) -> str:
     required(field, value)
-    if not TYPE_PATTERN.fullmatch(value):
+    if not TYPE_NAME_RE.fullmatch(value):
         raise InvalidArgument(field, "lowercase letters, digits, '_' or '-', at most 32 characters "
                                      "(e.g. decision, bugfix, feature, refactor, discovery, change)")
     return value

@@ -58,7 +58,7 @@ def repair_utf8(data: bytes, descriptor: Descriptor) -> bytes:
             field = descriptor.fields_by_number.get(number)
             if field is not None and field.type == FieldDescriptor.TYPE_STRING:
                 body = body.decode("utf-8", "replace").encode("utf-8")
-            elif field is not None and field.type == FieldDescriptor.TYPE_MESSAGE:
+            elif field is not None and field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type:
                 body = repair_utf8(body, field.message_type)
             out += _varint(key) + _varint(len(body)) + body
             continue

@@ -107,6 +107,22 @@ def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:
     return env
 
 
+def processes_of(home: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, argv) of every process whose environment has MNEMO_HOME=home: what a test
+    started there, found through Linux's /proc whether or not it wrote a pid file."""
+    marker = f"MNEMO_HOME={home}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if marker in environ:
+            yield int(entry.name), argv
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test carries the marker of its scope folder (unit, service, e2e), so `-m unit` works."""
     for item in items:

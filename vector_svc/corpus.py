@@ -5,34 +5,36 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from chromadb.errors import NotFoundError
 
 from mnemo.errors import FailedPrecondition, InvalidArgument
 from mnemo.v1 import vector_pb2
+from mnemo.vocab import CORPUS_NAME_PATTERN, CORPUS_NAME_RE, CORPUS_PASSAGES_DEFAULT
 from vector_svc.embedders import Embedder
 from vector_svc.index import (
     ChromaConnection,
     chroma_errors,
     collection_metadata,
     embed_all,
+    find_collection,
+    first_row,
     open_collection,
     validate_limit,
     validate_text,
 )
 
-CORPUS_NAME = re.compile(r"[a-zA-Z0-9._-]{1,64}")
 # Chroma's own rule: 3-512 characters of [a-zA-Z0-9._-], alphanumeric at both ends, no "..".
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]$")
 MAX_DOCUMENTS = 500
 MAX_ID = 256
-DEFAULT_PASSAGES, MAX_PASSAGES = 8, 50
+MAX_PASSAGES = 50  # the service bound; query_corpus asks for at most CORPUS_PASSAGES_MAX
 
 
 def validate_corpus_name(name: str) -> str:
-    if not CORPUS_NAME.fullmatch(name):
-        raise InvalidArgument("corpus", "must match ^[a-zA-Z0-9._-]{1,64}$")
+    if not CORPUS_NAME_RE.fullmatch(name):
+        raise InvalidArgument("corpus", f"must match {CORPUS_NAME_PATTERN}")
     return name
 
 
@@ -90,12 +92,11 @@ class Corpora:
 
     def query(self, corpus: str, text: str, limit: int) -> list[vector_pb2.CorpusPassage]:
         validate_corpus_name(corpus)
-        limit = validate_limit(limit, DEFAULT_PASSAGES, MAX_PASSAGES, "limit")
+        limit = validate_limit(limit, CORPUS_PASSAGES_DEFAULT, MAX_PASSAGES, "limit")
         text = validate_text(text, "text")
         with chroma_errors(self.connection.backend):
-            collection = open_collection(
-                self.connection.client(), collection_name(corpus), self.embedder, {}, self._remedy(corpus),
-                create=False,
+            collection = find_collection(
+                self.connection.client(), collection_name(corpus), self.embedder, self._remedy(corpus)
             )
             if collection is None:
                 raise FailedPrecondition(
@@ -107,11 +108,12 @@ class Corpora:
             )
         return [
             vector_pb2.CorpusPassage(
-                id=doc_id, text=doc or "", observation_id=int((meta or {}).get("observation_id", 0)),
+                id=doc_id, text=doc or "", observation_id=_observation_id(meta),
                 distance=float(distance),
             )
             for doc_id, doc, meta, distance in zip(
-                result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0]
+                result["ids"][0], first_row(result["documents"]), first_row(result["metadatas"]),
+                first_row(result["distances"]), strict=False,
             )
         ]
 
@@ -123,3 +125,9 @@ class Corpora:
             except NotFoundError:
                 return False
         return True
+
+
+def _observation_id(meta: Mapping[str, object] | None) -> int:
+    """The observation a passage came from, as add() stored it (0: none)."""
+    value = (meta or {}).get("observation_id", 0)
+    return int(value) if isinstance(value, int | str) else 0

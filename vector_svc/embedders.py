@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from mnemo.errors import FailedPrecondition, InvalidArgument
@@ -85,7 +85,7 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
 def _hash_features(text: str) -> list[tuple[str, float]]:
     words = [w.lower() for w in _WORD.findall(text)]
     features = [(w, 1.0) for w in words]
-    features += [(f"{a} {b}", 0.5) for a, b in zip(words, words[1:])]
+    features += [(f"{a} {b}", 0.5) for a, b in zip(words, words[1:], strict=False)]
     for word in words:  # unsegmented scripts: character bigrams so substrings match
         if _CJK.search(word):
             features += [(word[i : i + 2], 0.7) for i in range(len(word) - 1)]
@@ -148,7 +148,7 @@ class _MiniLMBase(Embedder):
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         encoding = self._span_tokenizer.encode(text, add_special_tokens=False)
-        return [tuple(span) for span in encoding.offsets]
+        return [(start, end) for start, end in encoding.offsets]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
@@ -319,7 +319,8 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
     """
 
     def __init__(self, embedder: str, model: str, dimension: int, instance: Embedder | None = None):
-        self._config = {"embedder": embedder, "model": model, "dimension": int(dimension)}
+        self._key = embedder
+        self._config: dict[str, Any] = {"embedder": embedder, "model": model, "dimension": int(dimension)}
         self._instance = instance
         self._lock = threading.Lock()
 
@@ -330,7 +331,7 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
     def __call__(self, input: Documents) -> Embeddings:
         with self._lock:
             if self._instance is None:
-                self._instance = make_embedder(self._config["embedder"])
+                self._instance = make_embedder(self._key)
         return [row for row in self._instance.embed(list(input))]
 
     @staticmethod
@@ -344,8 +345,8 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
     def build_from_config(config: dict[str, Any]) -> MnemoEmbeddingFunction:
         return MnemoEmbeddingFunction(config["embedder"], config["model"], int(config["dimension"]))
 
-    def default_space(self) -> str:
+    def default_space(self) -> Space:
         return "cosine"
 
-    def supported_spaces(self) -> list[str]:
+    def supported_spaces(self) -> list[Space]:
         return ["cosine"]

@@ -11,11 +11,18 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from chromadb.api.models.Collection import Collection
 
 from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError
 from mnemo.logs import get_logger
 from mnemo.v1 import store_pb2, vector_pb2
 from vector_svc.index import VectorIndex
+
+if TYPE_CHECKING:  # the store client is handed in: the follower itself imports no gRPC
+    from mnemo.grpc_client import ServiceClient
+    from mnemo.v1.store_pb2_grpc import StoreServiceStub
 
 log = get_logger(__name__)
 
@@ -33,9 +40,9 @@ class SyncResult:
 class Follower:
     """Moves the index forward along the change feed, in the background and on request."""
 
-    def __init__(self, index: VectorIndex, store, poll_ms: int):
+    def __init__(self, index: VectorIndex, store: ServiceClient[StoreServiceStub], poll_ms: int):
         self.index = index
-        self.store = store  # a mnemo.grpc_client.ServiceClient of StoreService
+        self.store = store
         self.poll_s = max(poll_ms, 10) / 1000.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -79,7 +86,7 @@ class Follower:
             backend=self.index.backend,
         )
 
-    def _pump(self, collection, max_changes: int, stoppable: bool = True) -> int:
+    def _pump(self, collection: Collection, max_changes: int, stoppable: bool = True) -> int:
         applied = 0
         while not (stoppable and self._stop.is_set()):
             want = PAGE if not max_changes else min(PAGE, max_changes - applied)

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast
 from urllib.parse import urlparse
 
 import chromadb
 import httpx
 import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.client import Client as ChromaClient
+from chromadb.api.models.Collection import Collection
+from chromadb.api.types import Embeddable, EmbeddingFunction
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import NotFoundError
 
@@ -26,6 +31,7 @@ from vector_svc.documents import KIND_NAMES, KIND_VALUES, Document, record_docum
 from vector_svc.embedders import Embedder, MnemoEmbeddingFunction
 
 log = get_logger(__name__)
+T = TypeVar("T")
 
 MAIN_COLLECTION = "mnemo_records"
 REBUILD_COLLECTION = "mnemo_records_rebuild"
@@ -62,31 +68,32 @@ class ChromaConnection:
     def __init__(self, settings: Settings):
         self._url = settings.chroma_url.strip()
         self._path = settings.chroma_dir
-        self._client = None
+        self._client: ClientAPI | None = None
         self._lock = threading.Lock()
         if self._url:
             parsed = urlparse(self._url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 raise InvalidArgument("chroma_url", f"must look like http://HOST:PORT, got {self._url!r}")
             self._parsed = parsed
+            self._host: str = parsed.hostname
 
     @property
     def backend(self) -> str:
         return self._url if self._url else f"persistent:{self._path}"
 
-    def client(self):
+    def client(self) -> ClientAPI:
         with self._lock:
             if self._client is None:
                 with chroma_errors(self.backend):
                     self._client = self._connect()
             return self._client
 
-    def _connect(self):
+    def _connect(self) -> ClientAPI:
         settings = ChromaSettings(anonymized_telemetry=False)
         if self._url:
             p = self._parsed
             return chromadb.HttpClient(
-                host=p.hostname, port=p.port or (443 if p.scheme == "https" else 80),
+                host=self._host, port=p.port or (443 if p.scheme == "https" else 80),
                 ssl=p.scheme == "https", settings=settings,
             )
         self._path.mkdir(parents=True, exist_ok=True)
@@ -101,16 +108,17 @@ class ChromaConnection:
                     session = getattr(getattr(owner, "_server", None), "_session", None)
                     if isinstance(session, httpx.Client):
                         session.close()
-                with contextlib.suppress(Exception):
-                    self._client.close()
+                if isinstance(self._client, ChromaClient):  # ClientAPI does not declare close()
+                    with contextlib.suppress(Exception):
+                        self._client.close()
             self._client = None
 
 
-def collection_metadata(embedder: Embedder, **extra) -> dict:
+def collection_metadata(embedder: Embedder, **extra: int | str) -> dict[str, object]:
     return {"model": embedder.model, "dimension": int(embedder.dimension), "embedder": embedder.key, **extra}
 
 
-def check_model(collection, embedder: Embedder, remedy: str) -> None:
+def check_model(collection: Collection, embedder: Embedder, remedy: str) -> None:
     """Refuse a collection built by another model instead of mixing vectors."""
     meta = collection.metadata or {}
     built = (meta.get("model"), meta.get("dimension"))
@@ -121,17 +129,31 @@ def check_model(collection, embedder: Embedder, remedy: str) -> None:
         )
 
 
-def open_collection(client, name: str, embedder: Embedder, metadata: dict, remedy: str, create: bool = True):
+def chroma_function(embedder: Embedder) -> EmbeddingFunction[Embeddable]:
+    """Our embedder as the function Chroma stores with a collection. The cast: Chroma types the
+    parameter as EmbeddingFunction[Embeddable] (text or images) while text-only functions, its
+    own included, are EmbeddingFunction[Documents]; Chroma only ever calls ours with text."""
+    return cast("EmbeddingFunction[Embeddable]", MnemoEmbeddingFunction.for_embedder(embedder))
+
+
+def open_collection(client: ClientAPI, name: str, embedder: Embedder, metadata: dict[str, object],
+                    remedy: str) -> Collection:
     """Get or create a cosine collection for `embedder`; refuses one built with another model."""
-    function = MnemoEmbeddingFunction.for_embedder(embedder)
+    found = find_collection(client, name, embedder, remedy)
+    if found is not None:
+        return found
+    return client.create_collection(
+        name, metadata=metadata, embedding_function=chroma_function(embedder),
+        configuration={"hnsw": {"space": "cosine"}},
+    )
+
+
+def find_collection(client: ClientAPI, name: str, embedder: Embedder, remedy: str) -> Collection | None:
+    """The collection `name` if it exists; refuses one built with another model."""
     try:
-        collection = client.get_collection(name, embedding_function=function)
+        collection = client.get_collection(name, embedding_function=chroma_function(embedder))
     except NotFoundError:
-        if not create:
-            return None
-        return client.create_collection(
-            name, metadata=metadata, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
-        )
+        return None
     except ValueError as err:
         if "embedding function" in str(err).lower():  # built with a foreign embedding function
             raise FailedPrecondition(
@@ -164,7 +186,7 @@ class VectorIndex:
         self.connection = connection
         self.embedder = embedder
         self.write_lock = threading.RLock()  # one writer: follower, Sync and Rebuild take turns
-        self._collection = None
+        self._collection: Collection | None = None
         self._open_lock = threading.Lock()
 
     @property
@@ -172,7 +194,7 @@ class VectorIndex:
         return self.connection.backend
 
     # -- collections -------------------------------------------------------------------------
-    def collection(self):
+    def collection(self) -> Collection:
         """The main collection (created on first use), checked against the configured model."""
         with self._open_lock:
             if self._collection is None:
@@ -197,7 +219,7 @@ class VectorIndex:
                 "the index collection disappeared from Chroma; it is being rebuilt, retry shortly"
             ) from None
 
-    def watermark(self, collection=None) -> int:
+    def watermark(self, collection: Collection | None = None) -> int:
         collection = collection or self.collection()
         return int((collection.metadata or {}).get("watermark", 0))
 
@@ -206,7 +228,7 @@ class VectorIndex:
             return int(self.collection().count())
 
     # -- writes --------------------------------------------------------------------------------
-    def apply(self, changes: Sequence[store_pb2.Change], collection=None) -> int:
+    def apply(self, changes: Sequence[store_pb2.Change], collection: Collection | None = None) -> int:
         """Apply one page of the change feed and advance the watermark to its last seq.
 
         Idempotent: a page applied twice (a crash between the writes and the watermark update)
@@ -240,7 +262,8 @@ class VectorIndex:
             self._set_watermark(collection, changes[-1].seq)
         return len(changes)
 
-    def _replace(self, collection, keys, docs: list[Document], vectors: np.ndarray) -> None:
+    def _replace(self, collection: Collection, keys: list[tuple[str, int]], docs: list[Document],
+                 vectors: np.ndarray) -> None:
         """Upsert `docs` and delete what these records produced before but no longer do."""
         if keys:
             existing = set(collection.get(where=records_where(keys), include=[])["ids"])
@@ -255,13 +278,13 @@ class VectorIndex:
                 metadatas=[d.metadata for d in part],
             )
 
-    def _set_watermark(self, collection, seq: int) -> None:
+    def _set_watermark(self, collection: Collection, seq: int) -> None:
         metadata = dict(collection.metadata or {})
         metadata["watermark"] = int(seq)
         collection.modify(metadata=metadata)
 
     # -- rebuild -------------------------------------------------------------------------------
-    def fresh_rebuild_collection(self):
+    def fresh_rebuild_collection(self) -> Collection:
         """An empty side collection to rebuild into while queries keep using the current one."""
         client = self.connection.client()
         with chroma_errors(self.backend):
@@ -272,7 +295,7 @@ class VectorIndex:
                 collection_metadata(self.embedder, watermark=0), self.REMEDY,
             )
 
-    def promote(self, rebuilt) -> None:
+    def promote(self, rebuilt: Collection) -> None:
         """Swap the rebuilt collection in under the main name."""
         client = self.connection.client()
         with self._open_lock, chroma_errors(self.backend):
@@ -298,18 +321,24 @@ class VectorIndex:
                 result = collection.query(
                     query_embeddings=vector, n_results=fetch, where=where, include=["distances", "metadatas"]
                 )
-            hits = best_per_record(result["ids"][0], result["distances"][0], result["metadatas"][0])
+            hits = best_per_record(result["ids"][0], first_row(result["distances"]), first_row(result["metadatas"]))
             exhausted = len(result["ids"][0]) < fetch
             if len(hits) >= limit or exhausted or fetch >= MAX_FETCH:
                 return hits[:limit]
             fetch = min(fetch * 2, MAX_FETCH)
 
 
-def best_per_record(ids, distances, metadatas) -> list[vector_pb2.VectorHit]:
+def first_row(rows: list[list[T]] | None) -> list[T]:
+    """The results of the first (only) query text; Chroma types every `include`d field Optional."""
+    return rows[0] if rows else []
+
+
+def best_per_record(ids: Sequence[str], distances: Sequence[float],
+                    metadatas: Sequence[Mapping[str, Any]]) -> list[vector_pb2.VectorHit]:
     """One hit per record, its closest chunk, closest first (Chroma returns chunks sorted)."""
     seen: set[tuple[str, int]] = set()
     hits = []
-    for doc_id, distance, meta in zip(ids, distances, metadatas):
+    for doc_id, distance, meta in zip(ids, distances, metadatas, strict=False):
         key = (meta["kind"], int(meta["record_id"]))
         if key in seen:
             continue
@@ -344,6 +373,15 @@ def build_where(filters: common_pb2.Filters) -> dict | None:
         clauses.append({"project": filters.project})
     if filters.platform_source:
         clauses.append({"platform_source": filters.platform_source})
+    clauses += _kind_clauses(filters)
+    clauses += _date_clauses(filters)
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _kind_clauses(filters: common_pb2.Filters) -> list[dict]:
+    clauses: list[dict] = []
     kinds = list(filters.kinds)
     unknown = [k for k in kinds if k != common_pb2.DOC_KIND_UNSPECIFIED and k not in KIND_NAMES]
     if unknown:
@@ -354,6 +392,11 @@ def build_where(filters: common_pb2.Filters) -> dict | None:
     if filters.obs_types:
         clauses.append({"kind": "observation"})  # types exist only on observations
         clauses.append({"type": {"$in": sorted(set(filters.obs_types))}})
+    return clauses
+
+
+def _date_clauses(filters: common_pb2.Filters) -> list[dict]:
+    clauses: list[dict] = []
     start, end = filters.date_start_epoch, filters.date_end_epoch
     if start < 0 or end < 0:
         raise InvalidArgument("filters.date_start_epoch", "epoch milliseconds cannot be negative")
@@ -363,6 +406,4 @@ def build_where(filters: common_pb2.Filters) -> dict | None:
         clauses.append({"created_at_epoch": {"$gte": int(start)}})
     if end:
         clauses.append({"created_at_epoch": {"$lte": int(end)}})
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    return clauses

@@ -25,7 +25,7 @@ import pytest
 from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
-from tests.conftest import wait_for
+from tests.conftest import processes_of, wait_for
 from tests.service.gateway.mcp_support import REPO_ROOT, gateway_env, mcp_session, result_text
 from tests.service.search_svc.corpus_support import ReceivedBatches, count_received_batches
 
@@ -162,18 +162,7 @@ anyio.run(main)
 
 def gateway_pids(home: Path) -> list[int]:
     """Gateways (`mnemo.cli mcp`) whose environment points at this test's home."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"mnemo.cli" in cmdline and b"mcp" in cmdline and f"MNEMO_HOME={home}".encode() in environ:
-            found.append(int(entry.name))
-    return found
+    return [pid for pid, argv in processes_of(home) if b"mnemo.cli" in argv and b"mcp" in argv]
 
 
 def test_killing_the_client_process_stops_the_job(settings, store, vector_batches):

@@ -15,7 +15,7 @@ import pytest
 
 from mnemo.config import SERVICES
 from mnemo.stack import pid_alive, read_pid, run_down
-from tests.conftest import subprocess_env
+from tests.conftest import processes_of, subprocess_env
 from tests.service.gateway.mcp_support import REPO_ROOT, gateway_env, mcp_session, result_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -26,19 +26,12 @@ MNEMO = [sys.executable, "-m", "mnemo.cli"]
 def services_of(home: Path) -> dict[str, list[int]]:
     """Every `mnemo.cli serve <svc>` process whose MNEMO_HOME is this test's home."""
     found: dict[str, list[int]] = {svc: [] for svc in SERVICES}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" not in argv or f"MNEMO_HOME={home}".encode() not in environ:
+    for pid, argv in processes_of(home):
+        if b"serve" not in argv:
             continue
         for svc in SERVICES:
-            if svc.encode() in argv and pid_alive(int(entry.name)):
-                found[svc].append(int(entry.name))
+            if svc.encode() in argv and pid_alive(pid):
+                found[svc].append(pid)
     return found
 
 

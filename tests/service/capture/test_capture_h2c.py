@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from capture import rpcs
 from capture.client import HookClients
 from capture.h2c import CallFailed, H2Channel, Refused
 from mnemo.errors import InvalidArgument
@@ -47,10 +48,12 @@ def test_a_missing_socket_is_refused(settings):
 def test_hook_clients_fall_back_to_grpc_for_the_typed_error(settings, store_server):
     clients = HookClients(settings)
     try:
-        session = clients.store("UpsertSession", store_pb2.UpsertSessionRequest(content_session_id="s2", project="p"))
+        session = clients.call(
+            rpcs.UPSERT_SESSION, store_pb2.UpsertSessionRequest(content_session_id="s2", project="p")
+        )
         assert session.project == "p" and clients.lean_failures == []
         with pytest.raises(InvalidArgument) as caught:
-            clients.store("UpsertSession", store_pb2.UpsertSessionRequest(project="p"))
+            clients.call(rpcs.UPSERT_SESSION, store_pb2.UpsertSessionRequest(project="p"))
         assert "content_session_id" in str(caught.value)
         assert len(clients.lean_failures) == 1
     finally:

@@ -123,11 +123,21 @@ def test_an_entirely_private_prompt_is_stored_nowhere(settings, store_server, wo
     env = subprocess_env(settings)
     base = {"session_id": "private-session-1", "cwd": str(repo), "transcript_path": str(transcript)}
     marker = "Tr0ub4dor-zebra-4419"
-    prompt = f"<Private>rotate the prod password to {marker}</PRIVATE>  <private>and <private>nested</private> too</private>"
+    prompt = (f"<Private>rotate the prod password to {marker}</PRIVATE>  "
+              "<private>and <private>nested</private> too</private>")
     runs = [
         run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt}, env),
-        run_hook("PostToolUse", {**base, "tool_name": "Bash", "tool_use_id": "toolu_p1",
-                                 "tool_input": {"command": f"echo {marker}"}, "tool_response": {"stdout": marker}}, env),
+        run_hook(
+            "PostToolUse",
+            {
+                **base,
+                "tool_name": "Bash",
+                "tool_use_id": "toolu_p1",
+                "tool_input": {"command": f"echo {marker}"},
+                "tool_response": {"stdout": marker},
+            },
+            env,
+        ),
         run_hook("Stop", {**base, "hook_event_name": "Stop"}, env),
         run_hook("SessionEnd", {**base, "hook_event_name": "SessionEnd"}, env),
     ]
@@ -135,7 +145,8 @@ def test_an_entirely_private_prompt_is_stored_nowhere(settings, store_server, wo
     text = all_text(settings.database).lower()
     assert marker.lower() not in text and "tr0ub4dor" not in text and "nested" not in text
     assert counts(settings.database) == dict.fromkeys(
-        ("sdk_sessions", "user_prompts", "observations", "session_summaries", "tool_uses"), 0)
+        ("sdk_sessions", "user_prompts", "observations", "session_summaries", "tool_uses"), 0
+    )
 
     # The next, public prompt of the same session is recorded again.
     public = run_hook("UserPromptSubmit", {**base, "prompt": "now list the files"}, env)
@@ -144,9 +155,14 @@ def test_an_entirely_private_prompt_is_stored_nowhere(settings, store_server, wo
     assert marker.lower() not in all_text(settings.database).lower()
 
 
-GARBAGE = [("SessionStart", ""), ("UserPromptSubmit", "not json at all"), ("PostToolUse", "[1, 2, 3]"),
-           ("Stop", '{"session_id": 5, "tool_name": ["x"]}'), ("SessionEnd", '{"cwd": "/tmp"}'),
-           ("NoSuchEvent", '{"session_id": "s"}')]
+GARBAGE = [
+    ("SessionStart", ""),
+    ("UserPromptSubmit", "not json at all"),
+    ("PostToolUse", "[1, 2, 3]"),
+    ("Stop", '{"session_id": 5, "tool_name": ["x"]}'),
+    ("SessionEnd", '{"cwd": "/tmp"}'),
+    ("NoSuchEvent", '{"session_id": "s"}'),
+]
 
 
 def test_garbage_stdin_gets_a_valid_empty_reply(settings, store_server):
@@ -162,8 +178,13 @@ def test_garbage_stdin_gets_a_valid_empty_reply(settings, store_server):
 
 def test_an_unreachable_stack_never_breaks_the_host(settings, tmp_path):
     repo, transcript = make_workspace(tmp_path)
-    env = subprocess_env(settings, MNEMO_STORE_ADDR="127.0.0.1:1", MNEMO_SEARCH_ADDR="127.0.0.1:1",
-                         MNEMO_VECTOR_ADDR="127.0.0.1:1", MNEMO_RPC_TIMEOUT_S="2")
+    env = subprocess_env(
+        settings,
+        MNEMO_STORE_ADDR="127.0.0.1:1",
+        MNEMO_SEARCH_ADDR="127.0.0.1:1",
+        MNEMO_VECTOR_ADDR="127.0.0.1:1",
+        MNEMO_RPC_TIMEOUT_S="2",
+    )
     started = time.monotonic()
     for event, payload in payloads(repo, transcript, events=["SessionStart", "UserPromptSubmit", "PostToolUse"])[:3]:
         run = run_hook(event, payload, env)

@@ -124,3 +124,13 @@ def test_export_then_import_into_an_empty_home_is_lossless(settings, store_serve
     assert len(copied) == len(original)
     assert comparable(copied) == comparable(original)
     assert any(r["kind"] == "observation" and r["facts"] and isinstance(r["facts"], list) for r in copied)
+
+
+def test_an_empty_export_imports_as_no_records(settings, store_server, tmp_path):
+    exported = mnemo(settings, "export", "--project", "nothing-here")
+    assert exported.returncode == 0 and exported.stdout == "", exported.stderr
+    dump = tmp_path / "empty.jsonl"
+    dump.write_text(exported.stdout)
+    loaded = mnemo(settings, "import", str(dump))
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.startswith("import: imported 0, already present 0, bad 0 (from jsonl")

@@ -32,15 +32,36 @@ def _code(call, request) -> tuple[grpc.StatusCode, str]:
 def test_every_rpc_answers_through_grpc(store_stub):
     s = store_stub
     session = s.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="m1", project="proj"), timeout=10)
-    assert s.CompleteSession(store_pb2.CompleteSessionRequest(content_session_id="m1"), timeout=10).status == "completed"
-    prompt = s.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="m1", prompt_text="fix the login"))
-    tool = s.RecordToolUse(store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
-        content_session_id="m1", tool_name="Edit", tool_use_id="tu1", tool_input='{"file": "a.py"}')))
-    added = s.AddObservations(store_pb2.AddObservationsRequest(observations=[
-        _obs("Login redirect fixed", narrative="cookie path", files_modified=["src/login.py"],
-             tool_use_ids=[tool.id])]))
-    summary = s.AddSummaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
-        memory_session_id="m1", project="proj", request="login fix", completed="done")]))
+    assert (
+        s.CompleteSession(store_pb2.CompleteSessionRequest(content_session_id="m1"), timeout=10).status == "completed"
+    )
+    assert s.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="m1", prompt_text="fix the login")).prompt.id
+    tool = s.RecordToolUse(
+        store_pb2.RecordToolUseRequest(
+            tool_use=common_pb2.ToolUse(
+                content_session_id="m1", tool_name="Edit", tool_use_id="tu1", tool_input='{"file": "a.py"}'
+            )
+        )
+    )
+    added = s.AddObservations(
+        store_pb2.AddObservationsRequest(
+            observations=[
+                _obs(
+                    "Login redirect fixed",
+                    narrative="cookie path",
+                    files_modified=["src/login.py"],
+                    tool_use_ids=[tool.id],
+                )
+            ]
+        )
+    )
+    summary = s.AddSummaries(
+        store_pb2.AddSummariesRequest(
+            summaries=[
+                common_pb2.Summary(memory_session_id="m1", project="proj", request="login fix", completed="done")
+            ]
+        )
+    )
     oid = added.ids[0]
     refs = [common_pb2.Ref(kind=OBS, id=oid), common_pb2.Ref(kind=common_pb2.DOC_KIND_SUMMARY, id=summary.ids[0])]
     assert len(s.GetRecords(store_pb2.GetRecordsRequest(refs=refs)).records) == 2
@@ -74,18 +95,42 @@ def test_every_rpc_answers_through_grpc(store_stub):
 @pytest.mark.parametrize(
     ("method", "request_", "code", "message"),
     [
-        ("AddObservations", store_pb2.AddObservationsRequest(observations=[_obs("ok"), _obs("no type", type="")]),
-         grpc.StatusCode.INVALID_ARGUMENT, "observations[1].type: required"),
-        ("AddObservations", store_pb2.AddObservationsRequest(observations=[_obs("x", project="p" * 300)]),
-         grpc.StatusCode.INVALID_ARGUMENT, "observations[0].project: at most 256 bytes"),
-        ("Search", store_pb2.StoreSearchRequest(page=common_pb2.Page(limit=501)),
-         grpc.StatusCode.INVALID_ARGUMENT, "page.limit: must be between 1 and 500"),
-        ("Search", store_pb2.StoreSearchRequest(filters=common_pb2.Filters(date_start_epoch=5, date_end_epoch=1)),
-         grpc.StatusCode.INVALID_ARGUMENT, "filters.date_end_epoch: must not be before date_start_epoch"),
-        ("GetRecords", store_pb2.GetRecordsRequest(refs=[common_pb2.Ref(id=1)]),
-         grpc.StatusCode.INVALID_ARGUMENT, "refs[0].kind: must be"),
-        ("LoadCursor", store_pb2.LoadCursorRequest(token="ms_" + "q" * 24),
-         grpc.StatusCode.NOT_FOUND, "cursor unknown or expired"),
+        (
+            "AddObservations",
+            store_pb2.AddObservationsRequest(observations=[_obs("ok"), _obs("no type", type="")]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "observations[1].type: required",
+        ),
+        (
+            "AddObservations",
+            store_pb2.AddObservationsRequest(observations=[_obs("x", project="p" * 300)]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "observations[0].project: at most 256 bytes",
+        ),
+        (
+            "Search",
+            store_pb2.StoreSearchRequest(page=common_pb2.Page(limit=501)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "page.limit: must be between 1 and 500",
+        ),
+        (
+            "Search",
+            store_pb2.StoreSearchRequest(filters=common_pb2.Filters(date_start_epoch=5, date_end_epoch=1)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "filters.date_end_epoch: must not be before date_start_epoch",
+        ),
+        (
+            "GetRecords",
+            store_pb2.GetRecordsRequest(refs=[common_pb2.Ref(id=1)]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "refs[0].kind: must be",
+        ),
+        (
+            "LoadCursor",
+            store_pb2.LoadCursorRequest(token="ms_" + "q" * 24),
+            grpc.StatusCode.NOT_FOUND,
+            "cursor unknown or expired",
+        ),
         ("GetCorpus", store_pb2.GetCorpusRequest(name="nope"), grpc.StatusCode.NOT_FOUND, "corpus 'nope' not found"),
         ("Timeline", store_pb2.StoreTimelineRequest(), grpc.StatusCode.INVALID_ARGUMENT, "anchor: set ref"),
     ],
@@ -104,14 +149,19 @@ def test_invalid_argument_round_trips_to_the_typed_error(store_stub):
 
 def test_work_state_conflict_is_aborted(store_stub):
     store_stub.WriteWorkState(store_pb2.WriteWorkStateRequest(project="p", content="a"), timeout=10)
-    code, _ = _code(store_stub.WriteWorkState, store_pb2.WriteWorkStateRequest(project="p", content="b",
-                                                                                expected_version=7))
+    code, _ = _code(
+        store_stub.WriteWorkState, store_pb2.WriteWorkStateRequest(project="p", content="b", expected_version=7)
+    )
     assert code == grpc.StatusCode.ABORTED
 
 
 def test_hostile_queries_are_normal_results_through_grpc(store_stub):
-    store_stub.AddObservations(store_pb2.AddObservationsRequest(observations=[
-        _obs("Login redirect loop", narrative="用户登录失败 50% hit_rate", files_read=["a%b_c.py"])]), timeout=10)
+    store_stub.AddObservations(
+        store_pb2.AddObservationsRequest(
+            observations=[_obs("Login redirect loop", narrative="用户登录失败 50% hit_rate", files_read=["a%b_c.py"])]
+        ),
+        timeout=10,
+    )
     for text in hostile_queries():
         try:
             text.encode("utf-8")
@@ -120,16 +170,18 @@ def test_hostile_queries_are_normal_results_through_grpc(store_stub):
         for syntax in (store_pb2.QUERY_SYNTAX_PLAIN, store_pb2.QUERY_SYNTAX_OPERATORS):
             reply = store_stub.Search(store_pb2.StoreSearchRequest(query=text, syntax=syntax), timeout=10)
             assert reply.total >= len(reply.hits)
-        listing = store_stub.Search(store_pb2.StoreSearchRequest(filters=common_pb2.Filters(files=[text])),
-                                    timeout=10)
+        listing = store_stub.Search(store_pb2.StoreSearchRequest(filters=common_pb2.Filters(files=[text])), timeout=10)
         assert listing.total >= len(listing.hits)
 
 
 def test_invalid_utf8_on_the_wire_is_replaced_not_refused(store_server):
     channel = open_channel(store_server.address)
     try:
-        raw_search = channel.unary_unary("/mnemo.v1.StoreService/Search", request_serializer=lambda b: b,
-                                         response_deserializer=store_pb2.StoreSearchResponse.FromString)
+        raw_search = channel.unary_unary(
+            "/mnemo.v1.StoreService/Search",
+            request_serializer=lambda b: b,
+            response_deserializer=store_pb2.StoreSearchResponse.FromString,
+        )
         # field 1 (query), length-delimited: "lo\xffgin \xed\xa0\x80 x" is not valid UTF-8.
         body = b"lo\xffgin \xed\xa0\x80 x"
         reply = raw_search(b"\x0a" + bytes([len(body)]) + body, timeout=10)

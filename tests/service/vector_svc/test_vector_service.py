@@ -45,7 +45,9 @@ def wait_caught_up(vector_stub, deadline_s: float = 20.0) -> vector_pb2.VectorSt
 
 
 def query(vector_stub, text: str, limit: int = 20, **filters) -> list[tuple[int, int]]:
-    reply = vector_stub.Query(vector_pb2.VectorQueryRequest(text=text, filters=common_pb2.Filters(**filters), limit=limit))
+    reply = vector_stub.Query(
+        vector_pb2.VectorQueryRequest(text=text, filters=common_pb2.Filters(**filters), limit=limit)
+    )
     return [(h.ref.kind, h.ref.id) for h in reply.hits]
 
 
@@ -64,10 +66,14 @@ class VectorProcess:
 
 
 def test_index_catches_up_with_writes_made_while_vector_svc_was_down(settings, store_stub):
-    ids = add_observations(store_stub, "alpha", [
-        {"narrative": "the sqlite database was locked during the migration"},
-        {"narrative": "bananas are a yellow fruit"},
-    ])
+    ids = add_observations(
+        store_stub,
+        "alpha",
+        [
+            {"narrative": "the sqlite database was locked during the migration"},
+            {"narrative": "bananas are a yellow fruit"},
+        ],
+    )
     vector = VectorProcess(settings)
     try:
         status = wait_caught_up(vector.stub)
@@ -122,7 +128,9 @@ def test_rebuild_gives_the_same_results_as_incremental_indexing(settings, store_
     add_observations(store_stub, "beta", [{"narrative": "vector index rebuild from the feed"}])
     for i in range(10):
         add_observations(store_stub, "alpha", [{"narrative": f"assorted memory {i} about caches and indexes"}])
-    store_stub.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="s-alpha", prompt_text="rebuild the cache"))
+    store_stub.RecordPrompt(
+        store_pb2.RecordPromptRequest(content_session_id="s-alpha", prompt_text="rebuild the cache")
+    )
     wait_caught_up(vector_stub)
     questions = ["cache invalidation", "rebuild index", "assorted memory 3", "lru"]
 
@@ -138,11 +146,17 @@ def test_rebuild_gives_the_same_results_as_incremental_indexing(settings, store_
 
 
 def test_filters_never_leak_other_records(settings, store_stub, vector_stub):
-    alpha = add_observations(store_stub, "alpha", [
-        {"narrative": "token refresh race", "type": "bugfix", "epoch": 1_000_000},
-        {"narrative": "token refresh design", "type": "decision", "epoch": 2_000_000},
-    ])
-    beta = add_observations(store_stub, "beta", [{"narrative": "token refresh race", "type": "bugfix", "epoch": 1_500_000}])
+    alpha = add_observations(
+        store_stub,
+        "alpha",
+        [
+            {"narrative": "token refresh race", "type": "bugfix", "epoch": 1_000_000},
+            {"narrative": "token refresh design", "type": "decision", "epoch": 2_000_000},
+        ],
+    )
+    beta = add_observations(
+        store_stub, "beta", [{"narrative": "token refresh race", "type": "bugfix", "epoch": 1_500_000}]
+    )
     wait_caught_up(vector_stub)
     assert sorted(query(vector_stub, "token refresh race", project="alpha")) == [(OBS, alpha[0]), (OBS, alpha[1])]
     assert query(vector_stub, "token refresh race", project="beta") == [(OBS, beta[0])]
@@ -156,8 +170,9 @@ def test_filters_never_leak_other_records(settings, store_stub, vector_stub):
 
 
 def test_deletes_propagate(settings, store_stub, vector_stub):
-    ids = add_observations(store_stub, "alpha", [
-        {"narrative": "to be deleted soon", "facts": ["a", "b"]}, {"narrative": "kept forever"}])
+    ids = add_observations(
+        store_stub, "alpha", [{"narrative": "to be deleted soon", "facts": ["a", "b"]}, {"narrative": "kept forever"}]
+    )
     wait_caught_up(vector_stub)
     assert vector_stub.Count(vector_pb2.VectorCountRequest()).count == 4
     store_stub.DeleteRecords(store_pb2.DeleteRecordsRequest(refs=[common_pb2.Ref(kind=OBS, id=ids[0])]))
@@ -220,11 +235,15 @@ def test_reindex_says_what_to_do_when_vector_svc_is_not_running(settings):
 
 
 def test_corpus_rpcs(vector_stub):
-    docs = [vector_pb2.CorpusDocument(id="p1", text="the store uses sqlite wal mode", observation_id=3),
-            vector_pb2.CorpusDocument(id="p2", text="chroma holds the vectors", observation_id=4)]
+    docs = [
+        vector_pb2.CorpusDocument(id="p1", text="the store uses sqlite wal mode", observation_id=3),
+        vector_pb2.CorpusDocument(id="p2", text="chroma holds the vectors", observation_id=4),
+    ]
     reply = vector_stub.UpsertCorpusDocuments(vector_pb2.UpsertCorpusDocumentsRequest(corpus="arch", documents=docs))
     assert reply.documents == 2
-    passages = vector_stub.QueryCorpus(vector_pb2.QueryCorpusRequest(corpus="arch", text="sqlite wal", limit=1)).passages
+    passages = vector_stub.QueryCorpus(
+        vector_pb2.QueryCorpusRequest(corpus="arch", text="sqlite wal", limit=1)
+    ).passages
     assert [(p.id, p.observation_id) for p in passages] == [("p1", 3)]
     assert vector_stub.DropCorpus(vector_pb2.DropCorpusRequest(corpus="arch")).dropped
     with pytest.raises(grpc.RpcError) as err:

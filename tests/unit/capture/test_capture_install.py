@@ -68,8 +68,14 @@ def test_install_twice_equals_once_and_keeps_everything_else(tmp_path):
     server = mcp["mcpServers"]["mcp-search"]
     assert server["args"][-1] == "mcp" and Path(server["command"]).is_absolute()
     # Run the registered server command the way Claude Code would, asking only for help.
-    probe = subprocess.run([server["command"], *server["args"][:-1], "--help"], env={**server["env"], "HOME": str(tmp_path)},
-                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [server["command"], *server["args"][:-1], "--help"],
+        env={**server["env"], "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert probe.returncode == 0 and "mnemo" in probe.stdout
 
     backups = sorted(p.name for p in tmp_path.rglob("*.mnemo-backup-*"))
@@ -103,7 +109,9 @@ def test_invalid_json_is_refused_untouched(tmp_path):
 
 
 def test_a_foreign_mcp_search_server_is_kept(tmp_path):
-    (tmp_path / ".claude.json").write_text(json.dumps({"mcpServers": {"mcp-search": {"command": "bun", "args": ["x"]}}}))
+    (tmp_path / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"mcp-search": {"command": "bun", "args": ["x"]}}})
+    )
     done = cli(tmp_path, "install", "claude-code")
     assert done.returncode == 1 and "another command" in done.stderr
     assert json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["mcp-search"]["command"] == "bun"
@@ -119,7 +127,11 @@ def test_a_stale_mnemo_path_is_replaced_in_place_not_duplicated():
     python_form = add_hooks({}, ["/usr/bin/python3", "-m", "mnemo.cli"])
     assert all(is_mnemo_hook(g["hooks"][0]) for groups in python_form["hooks"].values() for g in groups)
     assert add_mcp_server({}, ["/p/mnemo"])["mcpServers"]["mcp-search"] == {
-        "type": "stdio", "command": "/p/mnemo", "args": ["mcp"], "env": {}}
+        "type": "stdio",
+        "command": "/p/mnemo",
+        "args": ["mcp"],
+        "env": {},
+    }
     assert not is_mnemo_hook({"type": "command", "command": "echo mnemo hook Stop"})
 
 

@@ -31,8 +31,13 @@ def test_write_multiedit_and_notebook_edit_are_changes():
     w = one("Write", {"file_path": f"{CWD}/docs/setup.md", "content": "# Setup\nRun make.\n"})
     assert (w.type, w.title, w.files_modified) == ("change", "Wrote docs/setup.md", ["docs/setup.md"])
     assert "docs" in w.concepts and "docs/setup.md now has 2 lines" in w.facts
-    m = one("MultiEdit", {"file_path": f"{CWD}/pyproject.toml",
-                          "edits": [{"old_string": "a = 1", "new_string": "a = 2"}, {"old_string": "b", "new_string": "c"}]})
+    m = one(
+        "MultiEdit",
+        {
+            "file_path": f"{CWD}/pyproject.toml",
+            "edits": [{"old_string": "a = 1", "new_string": "a = 2"}, {"old_string": "b", "new_string": "c"}],
+        },
+    )
     assert m.title == "Edited pyproject.toml (2 edits)" and len(m.facts) == 2 and "config" in m.concepts
     n = one("NotebookEdit", {"notebook_path": f"{CWD}/eda.ipynb", "new_source": "df.head()", "edit_mode": "insert"})
     assert n.type == "change" and n.files_modified == ["eda.ipynb"]
@@ -40,8 +45,12 @@ def test_write_multiedit_and_notebook_edit_are_changes():
 
 def test_read_burst_is_one_discovery_listing_every_file_and_search():
     events = [
-        ToolEvent("Grep", {"pattern": "def apply_discount", "path": f"{CWD}/src"},
-                  {"filenames": [f"{CWD}/src/shop/pricing.py"], "numFiles": 1}, CWD),
+        ToolEvent(
+            "Grep",
+            {"pattern": "def apply_discount", "path": f"{CWD}/src"},
+            {"filenames": [f"{CWD}/src/shop/pricing.py"], "numFiles": 1},
+            CWD,
+        ),
         ToolEvent("Read", {"file_path": f"{CWD}/src/shop/pricing.py"}, {"type": "text"}, CWD),
         ToolEvent("Read", {"file_path": f"{CWD}/tests/test_pricing.py", "offset": 10, "limit": 20}, {}, CWD),
         ToolEvent("Glob", {"pattern": "**/*.toml"}, {"filenames": [f"{CWD}/pyproject.toml"]}, CWD),
@@ -64,14 +73,19 @@ def test_a_single_read_gets_a_plain_title():
     assert d.title == "Read README.md" and d.files_read == ["README.md"] and "docs" in d.concepts
 
 
-PYTEST_FAIL = ("tests/test_pricing.py F..\nE       AssertionError: assert 17.991 == 17.99\n"
-               "FAILED tests/test_pricing.py::test_discount_rounding - AssertionError\n"
-               "========================= 1 failed, 2 passed in 0.06s ==========================")
+PYTEST_FAIL = (
+    "tests/test_pricing.py F..\nE       AssertionError: assert 17.991 == 17.99\n"
+    "FAILED tests/test_pricing.py::test_discount_rounding - AssertionError\n"
+    "========================= 1 failed, 2 passed in 0.06s =========================="
+)
 
 
 def test_failing_test_run_is_a_bugfix_candidate_with_the_error():
-    d = one("Bash", {"command": "python -m pytest tests -q", "description": "Run tests"},
-            {"stdout": PYTEST_FAIL, "stderr": "", "interrupted": False})
+    d = one(
+        "Bash",
+        {"command": "python -m pytest tests -q", "description": "Run tests"},
+        {"stdout": PYTEST_FAIL, "stderr": "", "interrupted": False},
+    )
     assert d.type == "bugfix"
     assert d.title == "Tests failed: python -m pytest tests -q"
     assert "1 failed, 2 passed in 0.06s" in d.facts
@@ -90,47 +104,79 @@ def test_passing_test_run_and_other_commands():
     assert failed.type == "bugfix" and "Exit code 2" in failed.facts
 
 
-@pytest.mark.parametrize("response, failed, counts", [
-    ({"stdout": "ok  \tgithub.com/acme/shop\t0.01s"}, False, "ok  \tgithub.com/acme/shop\t0.01s"),
-    ({"stdout": "--- FAIL: TestDiscount\nFAIL\tgithub.com/acme/shop\t0.02s"}, True, "FAIL\tgithub.com/acme/shop\t0.02s"),
-    ({"stdout": "test result: FAILED. 3 passed; 1 failed; 0 ignored"}, True, "test result: FAILED. 3 passed; 1 failed; 0 ignored"),
-    ({"stdout": "Tests:       1 failed, 4 passed, 5 total"}, True, "Tests:       1 failed, 4 passed, 5 total"),
-    ("Exit code 1\nTraceback (most recent call last):\nValueError: boom", True, ""),
-    ({"stdout": "done", "stderr": "", "exitCode": 0}, False, ""),
-    ({"stdout": "partial", "interrupted": True}, True, ""),
-])
+@pytest.mark.parametrize(
+    "response, failed, counts",
+    [
+        ({"stdout": "ok  \tgithub.com/acme/shop\t0.01s"}, False, "ok  \tgithub.com/acme/shop\t0.01s"),
+        (
+            {"stdout": "--- FAIL: TestDiscount\nFAIL\tgithub.com/acme/shop\t0.02s"},
+            True,
+            "FAIL\tgithub.com/acme/shop\t0.02s",
+        ),
+        (
+            {"stdout": "test result: FAILED. 3 passed; 1 failed; 0 ignored"},
+            True,
+            "test result: FAILED. 3 passed; 1 failed; 0 ignored",
+        ),
+        ({"stdout": "Tests:       1 failed, 4 passed, 5 total"}, True, "Tests:       1 failed, 4 passed, 5 total"),
+        ("Exit code 1\nTraceback (most recent call last):\nValueError: boom", True, ""),
+        ({"stdout": "done", "stderr": "", "exitCode": 0}, False, ""),
+        ({"stdout": "partial", "interrupted": True}, True, ""),
+    ],
+)
 def test_shell_outcome_reads_every_host_shape(response, failed, counts):
     outcome = shell_outcome(response)
     assert outcome.failed is failed
     assert outcome.counts == counts
 
 
-@pytest.mark.parametrize("command, kind", [
-    ("npm test", "test"), ("go test ./...", "test"), ("cargo test", "test"), ("python -m pytest -x", "test"),
-    ("make test", "test"), ("git log -3", "vcs"), ("cargo build --release", "build"), ("ls -la", "inspect"),
-    ("./deploy.sh", "other"),
-])
+@pytest.mark.parametrize(
+    "command, kind",
+    [
+        ("npm test", "test"),
+        ("go test ./...", "test"),
+        ("cargo test", "test"),
+        ("python -m pytest -x", "test"),
+        ("make test", "test"),
+        ("git log -3", "vcs"),
+        ("cargo build --release", "build"),
+        ("ls -la", "inspect"),
+        ("./deploy.sh", "other"),
+    ],
+)
 def test_command_kinds(command, kind):
     assert command_kind(command) == kind
 
 
 def test_secrets_in_tool_output_are_masked():
-    d = one("Bash", {"command": "grep TOKEN .env"},
-            {"stdout": "GITHUB_TOKEN=ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\nAPI_KEY=sk-ant-api03-abcdefghijklmnop1234",
-             "stderr": ""})
+    d = one(
+        "Bash",
+        {"command": "grep TOKEN .env"},
+        {
+            "stdout": "GITHUB_TOKEN=ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n"
+            "API_KEY=sk-ant-api03-abcdefghijklmnop1234",
+            "stderr": "",
+        },
+    )
     text = " ".join([d.title, d.subtitle, d.narrative, *d.facts])
     assert "ghp_A1b2" not in text and "sk-ant-api03" not in text
     assert "[REDACTED]" in d.narrative
 
 
 def test_web_subagent_and_mcp_tools():
-    fetch = one("WebFetch", {"url": "https://docs.python.org/3/library/decimal.html", "prompt": "How does quantize round?"},
-                {"result": "quantize uses the context rounding unless given one."})
+    fetch = one(
+        "WebFetch",
+        {"url": "https://docs.python.org/3/library/decimal.html", "prompt": "How does quantize round?"},
+        {"result": "quantize uses the context rounding unless given one."},
+    )
     assert fetch.type == "discovery" and "Fetched https://docs.python.org/3/library/decimal.html" in fetch.facts
     search = one("WebSearch", {"query": "python decimal ROUND_HALF_UP"}, {"results": []})
     assert search.title == "Searched the web: python decimal ROUND_HALF_UP"
-    task = one("Task", {"description": "Find every caller of apply_discount", "prompt": "List callers.",
-                        "subagent_type": "Explore"}, {"content": [{"type": "text", "text": "cart.py and checkout.py"}]})
+    task = one(
+        "Task",
+        {"description": "Find every caller of apply_discount", "prompt": "List callers.", "subagent_type": "Explore"},
+        {"content": [{"type": "text", "text": "cart.py and checkout.py"}]},
+    )
     assert task.type == "discovery" and task.title == "Sub-agent: Find every caller of apply_discount"
     assert "Result: cart.py and checkout.py" in task.facts
     decision = one("Agent", {"description": "Decide between Decimal and integer cents", "prompt": "Recommend one."}, "")

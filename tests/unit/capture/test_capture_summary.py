@@ -9,7 +9,7 @@ import pytest
 
 from capture.observer import ToolEvent
 from capture.project import project_name
-from capture.summary import ObservationView, summarize
+from capture.summary import ObservationView, is_empty, summarize
 from capture.transcript import last_assistant_message
 
 pytestmark = pytest.mark.unit
@@ -61,7 +61,7 @@ def test_summary_text_is_privacy_cleaned():
     s = summarize(["deploy with <private>sk-ant-api03-secretsecretsecret</private> please"], [], [],
                   "Used token=abcdefghijklmnop to deploy.")
     assert "secretsecret" not in s.request and "abcdefghijklmnop" not in s.learned
-    assert summarize([], [], []).is_empty()
+    assert is_empty(summarize([], [], []))
 
 
 def test_last_assistant_message_reads_the_tail_of_a_jsonl_transcript(tmp_path):

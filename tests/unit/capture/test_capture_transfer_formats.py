@@ -6,15 +6,9 @@ import json
 
 import pytest
 
-from capture.transfer import (
-    ClaudeMemDatabase,
-    detect_format,
-    dict_to_message,
-    item_to_record,
-    read_claude_mem_json,
-    read_jsonl,
-    record_to_item,
-)
+from capture.transfer import detect_format
+from capture.transfer_claude_mem import ClaudeMemDatabase, read_claude_mem_json
+from capture.transfer_formats import dict_to_message, item_to_record, read_jsonl, record_to_item
 from mnemo.v1 import common_pb2, store_pb2
 from tests.fixtures import claude_mem_db
 
@@ -31,6 +25,18 @@ def test_formats_are_recognised_by_content(tmp_path):
     jsonl.write_text('{"kind": "session", "content_session_id": "s", "project": "p"}\n')
     assert [detect_format(p) for p in (db, export, minified, jsonl)] == ["sqlite", "claude-mem-json",
                                                                          "claude-mem-json", "jsonl"]
+
+
+def test_an_empty_file_is_jsonl_of_no_records(tmp_path):
+    for name, content in (("empty.jsonl", ""), ("blank.jsonl", "\n  \n\n")):
+        path = tmp_path / name
+        path.write_text(content)
+        assert detect_format(path) == "jsonl"
+        total, items = read_jsonl(path)
+        assert (total, list(items)) == (0, [])
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text('\n{"sessions": []}\n')  # a document after a blank line is still claude-mem JSON
+    assert detect_format(pretty) == "claude-mem-json"
 
 
 def test_claude_mem_database_rows_map_to_messages_read_only(tmp_path):

@@ -374,15 +374,15 @@ def test_export_then_import_is_lossless_and_idempotent(store, home):
 
 
 def test_an_error_after_rows_were_written_rolls_the_whole_request_back(store, monkeypatch):
-    from store_svc import writes
+    from store_svc import observations
 
-    real = writes.insert_observations
+    real = observations.insert_observations
 
     def insert_then_fail(conn, items, where="observations"):
         real(conn, items, where)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(writes, "insert_observations", insert_then_fail)
+    monkeypatch.setattr(observations, "insert_observations", insert_then_fail)
     with pytest.raises(RuntimeError):
         add(store, obs("written then undone", "x"))
     monkeypatch.undo()

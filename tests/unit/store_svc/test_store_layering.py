@@ -10,8 +10,8 @@ from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 
-CORE_MODULES = ["core.py", "queries.py", "writes.py", "state.py", "transfer.py", "schema.py", "convert.py",
-                "validate.py"]
+CORE_MODULES = ["core.py", "queries.py", "writes.py", "observations.py", "state.py", "transfer.py", "schema.py",
+                "convert.py", "validate.py"]
 
 
 @pytest.mark.parametrize("name", CORE_MODULES)
