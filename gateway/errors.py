@@ -12,15 +12,22 @@ import secrets
 
 import mcp_types as types
 
+from gateway.redact import shorten
 from mnemo.errors import MnemoError
 from mnemo.logs import get_logger
 
 log = get_logger(__name__)
 
 
+# A backstop: every message quotes values through gateway.redact already, but a message from a
+# service is its text, and an error must never carry a whole argument back.
+MESSAGE_MAX_CHARS = 1000
+
+
 def error_text(err: MnemoError) -> str:
     """"<CODE>: <message> <next step>" (the next step only when the error has one)."""
-    text = f"{err.code}: {err.message}"
+    message = err.message if len(err.message) <= MESSAGE_MAX_CHARS else shorten(err.message, MESSAGE_MAX_CHARS)
+    text = f"{err.code}: {message}"
     return f"{text} {err.next_step}" if err.next_step else text
 
 

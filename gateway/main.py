@@ -1,7 +1,8 @@
 """`mnemo mcp`: serve MCP over stdio until the client goes away.
 
-stdout carries JSON-RPC only (the SDK's stdio transport also points fd 1 at stderr while
-serving, so a stray print cannot corrupt the stream); logs go to $MNEMO_HOME/logs/gateway.log
+stdout carries JSON-RPC only (the guarded stdio transport, gateway/stdio.py, answers every
+malformed frame that carries an id and points fd 1 at stderr while serving, so a stray print
+cannot corrupt the stream); logs go to $MNEMO_HOME/logs/gateway.log
 or the configured log file. The gateway exits when stdin closes or errors, on
 SIGTERM/SIGINT, and when its parent is gone (checked every parent_check_interval_s). The
 stack it may have started is detached on purpose: it keeps serving other gateways.
@@ -59,9 +60,8 @@ def _log():
 
 async def serve(settings: Settings, parent: int | None = None) -> str:
     """Serve one stdio connection; returns why it ended."""
-    from mcp.server.stdio import stdio_server
-
     from gateway.server import Gateway, build_server
+    from gateway.stdio import guarded_stdio_server
 
     gateway = Gateway(settings)
     server = build_server(gateway)
@@ -79,7 +79,7 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
 
     async def serve_stdio() -> None:
         try:
-            async with stdio_server() as (read_stream, write_stream):
+            async with guarded_stdio_server() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
         except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
             _log().warning("stdio_failed", error=repr(exc))

@@ -15,6 +15,9 @@ ARRAY_MAX_ITEMS = 50
 ARRAY_ITEM_MAX_CHARS = 500
 
 Schema = dict[str, Any]
+# A record id is an int64 on the wire; the bounds apply to its integer form only (a string
+# id such as "#12" or "S3" is checked by its length and by the service).
+RECORD_ID_BOUNDS: dict[str, int] = {"minimum": 1, "maximum": 2**63 - 1}
 
 
 def string(description: str, *, max_length: int = STRING_MAX_CHARS, min_length: int | None = None,

@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from gateway.client import SearchClient
 from gateway.errors import error_result, unexpected_result
+from gateway.redact import preview
 from gateway.spec import ToolCall
 from gateway.tools import BY_NAME, ToolSpec, advertised
 from gateway.validation import validate_arguments
@@ -65,11 +66,12 @@ class Gateway:
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = BY_NAME.get(params.name)
         if spec is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}. Call tools/list for the tools.")
+            raise MCPError(types.INVALID_PARAMS,
+                           f"Unknown tool: {preview(params.name)}. Call tools/list for the tools.")
         arguments = dict(params.arguments or {})
         started = time.perf_counter()
         try:
-            validate_arguments(spec.name, arguments, spec.byte_limits)
+            arguments = validate_arguments(spec.name, arguments, spec.byte_limits)
             call = ToolCall(self.client, ctx.session.report_progress, self.settings.heartbeat_interval_s)
             output = await spec.handler(call, arguments)
         except MnemoError as err:

@@ -10,12 +10,15 @@ from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from gateway.redact import preview, shorten
 from mnemo.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
 
 _MAX_ERRORS = 5
+_MAX_RULE_CHARS = 300
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 @cache
@@ -35,29 +38,40 @@ def _field_of(error: ValidationError) -> str:
         missing = error.message.split("'")[1] if "'" in error.message else "argument"
         return f"{path}.{missing}" if path else missing
     if error.validator == "additionalProperties":
+        # Unknown names are the caller's text: each is shortened, and only a few are listed.
         extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        return ", ".join(extras) or path or "arguments"
+        shown = ", ".join(shorten(name, 40) for name in extras[:_MAX_ERRORS])
+        return shown + (f" (and {len(extras) - _MAX_ERRORS} more)" if len(extras) > _MAX_ERRORS else "") or "arguments"
     return path or "arguments"
 
 
 def _rule_of(error: ValidationError, tool_name: str) -> str:
-    if error.validator == "required":
+    """The broken rule, quoting the rejected value only as a short privacy-filtered preview
+    (jsonschema's own messages quote it whole: a 4 MB argument made a 4 MB error)."""
+    rule, instance = error.validator, error.instance
+    if rule == "required":
         return "is required"
-    if error.validator == "additionalProperties":
+    if rule == "additionalProperties":
         known = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
         return f"is not an argument of {tool_name} (known: {known})"
-    if error.validator == "pattern":
-        return f"{_short(error.instance)} does not match {error.validator_value}"
-    return error.message
+    if rule == "pattern":
+        return f"{preview(instance)} does not match {error.validator_value}"
+    if rule == "maxLength" and isinstance(instance, str):
+        return f"{preview(instance)} has {len(instance)} characters; at most {error.validator_value} allowed"
+    if rule == "maxItems" and isinstance(instance, list):
+        return f"has {len(instance)} items; at most {error.validator_value} allowed"
+    own = repr(instance)
+    if error.message.startswith(own):
+        return preview(instance) + error.message[len(own):]
+    return shorten(error.message, _MAX_RULE_CHARS)
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def validate_arguments(tool_name: str, arguments: Mapping[str, Any], byte_limits: Mapping[str, int]) -> dict[str, Any]:
+    """The arguments, ready for a request mapping; InvalidArgument names every broken field
+    (up to five) and its rule.
 
-
-def validate_arguments(tool_name: str, arguments: Mapping[str, Any], byte_limits: Mapping[str, int]) -> None:
-    """Raise InvalidArgument naming every broken field (up to five) and its rule."""
+    JSON Schema counts 5.0 as an integer, protobuf does not: a whole number sent as a float
+    comes back as an int here, the one place arguments enter the tool specs."""
     errors = sorted(_validator(tool_name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         parts = [(_field_of(e), _rule_of(e, tool_name)) for e in errors[:_MAX_ERRORS]]
@@ -69,3 +83,21 @@ def validate_arguments(tool_name: str, arguments: Mapping[str, Any], byte_limits
         value = arguments.get(name)
         if isinstance(value, str) and len(value.encode("utf-8")) > limit:
             raise InvalidArgument(name, f"is {len(value.encode('utf-8'))} UTF-8 bytes; at most {limit} allowed")
+    properties = _validator(tool_name).schema.get("properties", {})
+    return {name: _as_declared(value, properties.get(name, {}), name) for name, value in arguments.items()}
+
+
+def _as_declared(value: Any, schema: Mapping[str, Any], field: str) -> Any:
+    """`value` with every whole float where the schema allows an integer turned into an int;
+    an int beyond int64 (the widest protobuf integer) is refused, naming the field."""
+    if isinstance(value, list):
+        items = schema.get("items", {})
+        return [_as_declared(item, items, f"{field}[{index}]") for index, item in enumerate(value)]
+    declared = schema.get("type")
+    if isinstance(value, bool) or "integer" not in (declared if isinstance(declared, list) else [declared]):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        raise InvalidArgument(field, f"{preview(value)} is outside the 64-bit integer range")
+    return value

@@ -19,6 +19,7 @@ from search_svc.retrieval import Retrieval
 _RECORD_ANCHOR = re.compile(r"#?([SsPp]?)(\d{1,18})")
 _KIND_BY_PREFIX = {"": common_pb2.DOC_KIND_OBSERVATION, "S": common_pb2.DOC_KIND_SUMMARY,
                    "P": common_pb2.DOC_KIND_PROMPT}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _DETAIL_ORDERS = {"date_desc": common_pb2.ORDER_DATE_DESC, "date_asc": common_pb2.ORDER_DATE_ASC}
 
 
@@ -28,10 +29,14 @@ def parse_anchor(text: str) -> common_pb2.Ref | int:
     if match:
         return common_pb2.Ref(kind=_KIND_BY_PREFIX[match.group(1).upper()], id=int(match.group(2)))
     try:
-        return parse_instant(text, "anchor")
+        instant = parse_instant(text, "anchor")
     except InvalidArgument:
+        instant = None
+    # A digit string too long for an id reads as epoch milliseconds; past int64 it fits no request.
+    if instant is None or not _INT64_MIN <= instant <= _INT64_MAX:
         raise InvalidArgument("anchor", "expected an observation id (123 or #123), a summary (S12), "
-                              f"a prompt (P7) or an ISO-8601 timestamp, got {text[:40]!r}") from None
+                              f"a prompt (P7) or an ISO-8601 timestamp within the 64-bit range, got {text[:40]!r}")
+    return instant
 
 
 def depth(req: search_pb2.TimelineRequest, name: str) -> int:

@@ -44,6 +44,15 @@ async def mcp_session(env: dict[str, str]) -> AsyncIterator:
             yield session
 
 
+def minimal_arguments(tool: str) -> dict:
+    """The smallest valid arguments of a tool: a plain value for each required property."""
+    from gateway.tools import BY_NAME
+
+    schema = BY_NAME[tool].input_schema
+    plain = {"string": "alpha", "integer": 1, "array": [1]}
+    return {name: plain[schema["properties"][name]["type"]] for name in schema.get("required", [])}
+
+
 def result_text(result) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
@@ -121,6 +130,16 @@ def start_fake_search(servicer: FaultySearch, address: str):
     return build_server(address, register)
 
 
+def kill_gateway(proc) -> None:
+    """Kill a spawned gateway (if still running) and close our ends of its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None and not pipe.closed:
+            pipe.close()
+
+
 class RawClient:
     """A bare JSON-RPC client over the gateway's pipes that keeps every stdout line it read,
     so a test can check that stdout carried JSON-RPC frames and nothing else."""
@@ -170,9 +189,85 @@ class RawClient:
         return code
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if not pipe.closed:
-                pipe.close()
+        kill_gateway(self.proc)
+
+
+class FrameClient:
+    """Raw frames to a spawned gateway, replies read by a thread: every wait is bounded, so a
+    frame the gateway leaves unanswered fails the test instead of hanging it."""
+
+    def __init__(self, env: dict[str, str]):
+        import queue
+        import subprocess
+
+        self.proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+        self.replies: queue.Queue[dict | None] = queue.Queue()
+        self.non_json: list[bytes] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        import json
+
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                self.replies.put(json.loads(line))
+            except ValueError:
+                self.non_json.append(line[:200])
+        self.replies.put(None)  # stdout closed
+
+    def write(self, line: bytes | str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((line.encode() if isinstance(line, str) else line) + b"\n")
+        self.proc.stdin.flush()
+
+    def collect(self, count: int, timeout: float = 10.0) -> list[dict]:
+        """The next `count` replies; fails when they do not all arrive within `timeout`."""
+        import queue
+
+        got: list[dict] = []
+        deadline = time.monotonic() + timeout
+        while len(got) < count:
+            try:
+                reply = self.replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"{count - len(got)} of {count} replies missing after {timeout}s: "
+                                     f"got {[r.get('id') for r in got]}") from None
+            if reply is None:
+                raise AssertionError(f"the gateway closed stdout (exit {self.proc.poll()}) after {got}")
+            if "id" in reply:  # server notifications (progress, logging) are not answers
+                got.append(reply)
+        return got
+
+    def request(self, method: str, params: dict | None = None, request_id: int | str = "req",
+                timeout: float = 30.0) -> dict:
+        import json
+
+        frame: dict = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            frame["params"] = params
+        self.write(json.dumps(frame))
+        [reply] = self.collect(1, timeout)
+        assert reply["id"] == request_id, reply
+        return reply
+
+    def initialize(self) -> None:
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "frames", "version": "0"}}, request_id="init")
+        self.write('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    def call_tool(self, name: str, arguments: object, request_id: int | str = "call", timeout: float = 30.0) -> dict:
+        return self.request("tools/call", {"name": name, "arguments": arguments}, request_id, timeout)
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        code = self.proc.wait(15)
+        self._reader.join(5)
+        return code
+
+    def kill(self) -> None:
+        kill_gateway(self.proc)

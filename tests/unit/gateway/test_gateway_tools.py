@@ -81,7 +81,8 @@ def test_mem_search_schema_is_exactly_the_specified_one():
         assert (props[depth]["minimum"], props[depth]["maximum"]) == (0, 3)
     cont = props["continuation"]
     assert (cont["minLength"], cont["maxLength"], cont["pattern"]) == (27, 27, "^ms_[A-Za-z0-9_-]{24}$")
-    assert props["selectedIds"]["items"] == {"type": ["string", "integer"], "maxLength": 64}
+    assert props["selectedIds"]["items"] == {"type": ["string", "integer"], "maxLength": 64,
+                                             "minimum": 1, "maximum": 2**63 - 1}
     assert props["selectedIds"]["maxItems"] == 5  # no more than maxDetails can be detailed
 
 

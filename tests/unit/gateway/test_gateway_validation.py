@@ -7,6 +7,7 @@ import pytest
 from gateway.tools import BY_NAME
 from gateway.validation import validate_arguments
 from mnemo.errors import InvalidArgument
+from tests.service.gateway.mcp_support import minimal_arguments
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +71,60 @@ def test_required_and_nested_errors_name_the_field():
 def test_several_errors_are_reported_together():
     message = refused("search", {"limit": 0, "offset": -1})
     assert "limit: 0 is less than the minimum of 1" in message and "offset: -1" in message
+
+
+def integer_arguments() -> list[tuple[str, str, bool]]:
+    """(tool, argument, is an array of integers) for every argument whose schema admits an integer."""
+    found = []
+    for spec in BY_NAME.values():
+        for name, schema in spec.input_schema.get("properties", {}).items():
+            item = schema.get("items", {}) if schema.get("type") == "array" else schema
+            types = item.get("type")
+            if "integer" in (types if isinstance(types, list) else [types]):
+                found.append((spec.name, name, schema.get("type") == "array"))
+    return found
+
+
+INTEGER_ARGUMENTS = integer_arguments()
+
+
+def test_every_integer_argument_is_found():
+    assert len(INTEGER_ARGUMENTS) >= 13
+    assert ("timeline", "anchor", False) in INTEGER_ARGUMENTS
+    assert ("get_observations", "ids", True) in INTEGER_ARGUMENTS
+
+
+def _lowest(tool: str, name: str, is_array: bool) -> int:
+    schema = BY_NAME[tool].input_schema["properties"][name]
+    return (schema["items"] if is_array else schema).get("minimum", 0)
+
+
+@pytest.mark.parametrize("tool,name,is_array", INTEGER_ARGUMENTS)
+def test_a_whole_float_becomes_an_int_and_past_int64_is_refused_naming_the_field(tool, name, is_array):
+    low = _lowest(tool, name, is_array)
+    sent = [float(low)] if is_array else float(low)
+    converted = validate_arguments(tool, {**minimal_arguments(tool), name: sent}, {})[name]
+    assert converted == ([low] if is_array else low)
+    assert all(type(v) is int for v in (converted if is_array else [converted]))
+    for beyond in (2**63, 2**64, -(2**63) - 1, 1e300):
+        message = refused(tool, {**minimal_arguments(tool), name: [beyond] if is_array else beyond})
+        assert message.startswith(f"{name}[0]: " if is_array else f"{name}: "), message
+        assert len(message) < 300
+    assert refused(tool, {**minimal_arguments(tool), name: [2.5] if is_array else 2.5}).startswith(name)
+
+
+def test_integer_like_values_of_other_types_are_left_alone():
+    args = validate_arguments("save_memory", {"text": "5.0", "concepts": ["1"]}, {})
+    assert args == {"text": "5.0", "concepts": ["1"]}
+    assert validate_arguments("timeline", {"anchor": "12"}, {})["anchor"] == "12"
+
+
+def test_a_huge_value_gives_a_short_error_that_quotes_a_clean_prefix():
+    text = "<private>do-not-echo</private>" + "x" * 4_000_000
+    message = refused("search", {"query": text})
+    assert len(message) < 200 and "do-not-echo" not in message
+    assert message.startswith("query: ") and "4000030 characters; at most 10000 allowed" in message
+    many = refused("search", {"concepts": ["c"] * 100_000})
+    assert many == "concepts: has 100000 items; at most 50 allowed"
+    unknown = refused("search", {"k" * 100_000: 1})
+    assert len(unknown) < 400
