@@ -8,6 +8,7 @@ from mnemo.config import Settings
 from mnemo.grpc_server import ServerHandle, build_server
 from search_svc.backend import Backend
 from search_svc.corpus import Corpora
+from search_svc.curation import Curation
 from search_svc.details import Details
 from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
@@ -23,6 +24,7 @@ def build_cores(settings: Settings, backend: Backend) -> Cores:
         memsearch=MemSearchEngine(backend, retrieval, settings),
         writes=Writes(backend, settings),
         corpora=Corpora(backend, settings),
+        curation=Curation(backend),
     )
 
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import grpc
 
-from mnemo.v1 import search_pb2, search_pb2_grpc
+from mnemo.v1 import search_pb2, search_pb2_grpc, store_pb2
 from search_svc.corpus import Corpora
+from search_svc.curation import Curation
 from search_svc.details import Details
 from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
@@ -27,6 +28,7 @@ class Cores:
     memsearch: MemSearchEngine
     writes: Writes
     corpora: Corpora
+    curation: Curation
 
     def capabilities(self) -> list[str]:
         return sorted({*self.retrieval.capabilities(), *self.memsearch.capabilities(),
@@ -97,6 +99,20 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     def QueryCorpus(self, request: search_pb2.QueryCorpusToolRequest,
                     context: Context) -> search_pb2.QueryCorpusReply:
         return self.c.corpora.query(request)
+
+    def Forget(self, request: search_pb2.ForgetToolRequest, context: Context) -> search_pb2.ForgetReply:
+        return self.c.curation.forget(request)
+
+    def EditObservation(self, request: store_pb2.EditObservationRequest,
+                        context: Context) -> search_pb2.RecordDetailReply:
+        return self.c.curation.edit(request)
+
+    def GetRecordDetail(self, request: search_pb2.RecordDetailRequest,
+                        context: Context) -> search_pb2.RecordDetailReply:
+        return self.c.curation.record_detail(request)
+
+    def Overview(self, request: search_pb2.OverviewRequest, context: Context) -> search_pb2.OverviewReply:
+        return self.c.curation.overview(request)
 
 
 def _cancel_probe(context: Context) -> Callable[[], bool]:

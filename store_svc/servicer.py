@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import grpc
 
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
+from store_svc import curation
 from store_svc.core import Store
 from store_svc.wire import lenient_parser
 
@@ -94,6 +95,15 @@ class StoreServicer(store_pb2_grpc.StoreServiceServicer):
 
     def Import(self, request, context):
         return self.store.import_items(request)
+
+    def Forget(self, request, context):
+        return curation.forget_rpc(self.store, request)
+
+    def EditObservation(self, request, context):
+        return curation.edit_rpc(self.store, request)
+
+    def Activity(self, request, context):
+        return curation.activity_rpc(self.store, request)
 
 
 def _message_class(descriptor):

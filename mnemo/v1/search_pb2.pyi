@@ -1,5 +1,6 @@
 from mnemo.v1 import common_pb2 as _common_pb2
 from mnemo.v1 import store_pb2 as _store_pb2
+from mnemo.v1 import vector_pb2 as _vector_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -371,3 +372,65 @@ class CorpusPassageRef(_message.Message):
     text: str
     score: float
     def __init__(self, observation_id: _Optional[int] = ..., text: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
+
+class ForgetToolRequest(_message.Message):
+    __slots__ = ("ids", "sessions", "project")
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    sessions: _containers.RepeatedScalarFieldContainer[str]
+    project: str
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., sessions: _Optional[_Iterable[str]] = ..., project: _Optional[str] = ...) -> None: ...
+
+class ForgetReply(_message.Message):
+    __slots__ = ("text", "deleted", "vectors_synced")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_SYNCED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    deleted: _store_pb2.ForgetResponse
+    vectors_synced: bool
+    def __init__(self, text: _Optional[str] = ..., deleted: _Optional[_Union[_store_pb2.ForgetResponse, _Mapping]] = ..., vectors_synced: _Optional[bool] = ...) -> None: ...
+
+class RecordDetailRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class RecordDetailReply(_message.Message):
+    __slots__ = ("record", "row", "tool_uses", "corpora", "work_state", "context")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    ROW_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USES_FIELD_NUMBER: _ClassVar[int]
+    CORPORA_FIELD_NUMBER: _ClassVar[int]
+    WORK_STATE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    record: _common_pb2.Record
+    row: _common_pb2.IndexRow
+    tool_uses: _containers.RepeatedCompositeFieldContainer[_common_pb2.ToolUse]
+    corpora: _containers.RepeatedScalarFieldContainer[str]
+    work_state: _store_pb2.WorkState
+    context: _containers.RepeatedCompositeFieldContainer[_common_pb2.IndexRow]
+    def __init__(self, record: _Optional[_Union[_common_pb2.Record, _Mapping]] = ..., row: _Optional[_Union[_common_pb2.IndexRow, _Mapping]] = ..., tool_uses: _Optional[_Iterable[_Union[_common_pb2.ToolUse, _Mapping]]] = ..., corpora: _Optional[_Iterable[str]] = ..., work_state: _Optional[_Union[_store_pb2.WorkState, _Mapping]] = ..., context: _Optional[_Iterable[_Union[_common_pb2.IndexRow, _Mapping]]] = ...) -> None: ...
+
+class OverviewRequest(_message.Message):
+    __slots__ = ("project", "days")
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
+    DAYS_FIELD_NUMBER: _ClassVar[int]
+    project: str
+    days: int
+    def __init__(self, project: _Optional[str] = ..., days: _Optional[int] = ...) -> None: ...
+
+class OverviewReply(_message.Message):
+    __slots__ = ("stats", "vector", "activity", "notice")
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_FIELD_NUMBER: _ClassVar[int]
+    ACTIVITY_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    stats: _store_pb2.StatsResponse
+    vector: _vector_pb2.VectorStatusResponse
+    activity: _store_pb2.ActivityResponse
+    notice: str
+    def __init__(self, stats: _Optional[_Union[_store_pb2.StatsResponse, _Mapping]] = ..., vector: _Optional[_Union[_vector_pb2.VectorStatusResponse, _Mapping]] = ..., activity: _Optional[_Union[_store_pb2.ActivityResponse, _Mapping]] = ..., notice: _Optional[str] = ...) -> None: ...

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from mnemo.v1 import search_pb2 as mnemo_dot_v1_dot_search__pb2
+from mnemo.v1 import store_pb2 as mnemo_dot_v1_dot_store__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -113,6 +114,26 @@ class SearchServiceStub:
                 '/mnemo.v1.SearchService/QueryCorpus',
                 request_serializer=mnemo_dot_v1_dot_search__pb2.QueryCorpusToolRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_search__pb2.QueryCorpusReply.FromString,
+                _registered_method=True)
+        self.Forget = channel.unary_unary(
+                '/mnemo.v1.SearchService/Forget',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.ForgetToolRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.ForgetReply.FromString,
+                _registered_method=True)
+        self.EditObservation = channel.unary_unary(
+                '/mnemo.v1.SearchService/EditObservation',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.EditObservationRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.RecordDetailReply.FromString,
+                _registered_method=True)
+        self.GetRecordDetail = channel.unary_unary(
+                '/mnemo.v1.SearchService/GetRecordDetail',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.RecordDetailRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.RecordDetailReply.FromString,
+                _registered_method=True)
+        self.Overview = channel.unary_unary(
+                '/mnemo.v1.SearchService/Overview',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.OverviewRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.OverviewReply.FromString,
                 _registered_method=True)
 
 
@@ -232,6 +253,35 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Forget(self, request, context):
+        """Curation (viewer, `mnemo forget`): delete records, sessions or a project everywhere
+        their text lives, then ask vector_svc to apply the deletions at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EditObservation(self, request, context):
+        """Curation: edit an observation's title, type or concepts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRecordDetail(self, request, context):
+        """One record with what surrounds it: raw tool uses, corpora holding it, work state.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Overview(self, request, context):
+        """The stack at a glance: counts, disk use, vector lag, activity per day, projects.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -314,6 +364,26 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.QueryCorpus,
                     request_deserializer=mnemo_dot_v1_dot_search__pb2.QueryCorpusToolRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_search__pb2.QueryCorpusReply.SerializeToString,
+            ),
+            'Forget': grpc.unary_unary_rpc_method_handler(
+                    servicer.Forget,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.ForgetToolRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.ForgetReply.SerializeToString,
+            ),
+            'EditObservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.EditObservation,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.EditObservationRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.RecordDetailReply.SerializeToString,
+            ),
+            'GetRecordDetail': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRecordDetail,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.RecordDetailRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.RecordDetailReply.SerializeToString,
+            ),
+            'Overview': grpc.unary_unary_rpc_method_handler(
+                    servicer.Overview,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.OverviewRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.OverviewReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -748,6 +818,114 @@ class SearchService:
             '/mnemo.v1.SearchService/QueryCorpus',
             mnemo_dot_v1_dot_search__pb2.QueryCorpusToolRequest.SerializeToString,
             mnemo_dot_v1_dot_search__pb2.QueryCorpusReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Forget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/Forget',
+            mnemo_dot_v1_dot_search__pb2.ForgetToolRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.ForgetReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EditObservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/EditObservation',
+            mnemo_dot_v1_dot_store__pb2.EditObservationRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.RecordDetailReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRecordDetail(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/GetRecordDetail',
+            mnemo_dot_v1_dot_search__pb2.RecordDetailRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.RecordDetailReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Overview(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/Overview',
+            mnemo_dot_v1_dot_search__pb2.OverviewRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.OverviewReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -558,3 +558,85 @@ class ImportResponse(_message.Message):
     skipped: int
     errors: _containers.RepeatedCompositeFieldContainer[ImportError]
     def __init__(self, imported: _Optional[int] = ..., skipped: _Optional[int] = ..., errors: _Optional[_Iterable[_Union[ImportError, _Mapping]]] = ...) -> None: ...
+
+class ForgetRequest(_message.Message):
+    __slots__ = ("refs", "sessions", "project")
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
+    refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
+    sessions: _containers.RepeatedScalarFieldContainer[str]
+    project: str
+    def __init__(self, refs: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ..., sessions: _Optional[_Iterable[str]] = ..., project: _Optional[str] = ...) -> None: ...
+
+class ForgetResponse(_message.Message):
+    __slots__ = ("observations", "summaries", "prompts", "sessions", "tool_uses", "corpora", "refs")
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    PROMPTS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USES_FIELD_NUMBER: _ClassVar[int]
+    CORPORA_FIELD_NUMBER: _ClassVar[int]
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    observations: int
+    summaries: int
+    prompts: int
+    sessions: int
+    tool_uses: int
+    corpora: int
+    refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
+    def __init__(self, observations: _Optional[int] = ..., summaries: _Optional[int] = ..., prompts: _Optional[int] = ..., sessions: _Optional[int] = ..., tool_uses: _Optional[int] = ..., corpora: _Optional[int] = ..., refs: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ...) -> None: ...
+
+class EditObservationRequest(_message.Message):
+    __slots__ = ("id", "title", "type", "concepts", "replace_concepts")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    CONCEPTS_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_CONCEPTS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    title: str
+    type: str
+    concepts: _containers.RepeatedScalarFieldContainer[str]
+    replace_concepts: bool
+    def __init__(self, id: _Optional[int] = ..., title: _Optional[str] = ..., type: _Optional[str] = ..., concepts: _Optional[_Iterable[str]] = ..., replace_concepts: _Optional[bool] = ...) -> None: ...
+
+class ActivityRequest(_message.Message):
+    __slots__ = ("project", "days")
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
+    DAYS_FIELD_NUMBER: _ClassVar[int]
+    project: str
+    days: int
+    def __init__(self, project: _Optional[str] = ..., days: _Optional[int] = ...) -> None: ...
+
+class ActivityDay(_message.Message):
+    __slots__ = ("day", "observations", "summaries", "prompts")
+    DAY_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    PROMPTS_FIELD_NUMBER: _ClassVar[int]
+    day: str
+    observations: int
+    summaries: int
+    prompts: int
+    def __init__(self, day: _Optional[str] = ..., observations: _Optional[int] = ..., summaries: _Optional[int] = ..., prompts: _Optional[int] = ...) -> None: ...
+
+class ProjectCount(_message.Message):
+    __slots__ = ("project", "sessions", "observations", "last_epoch")
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    LAST_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    project: str
+    sessions: int
+    observations: int
+    last_epoch: int
+    def __init__(self, project: _Optional[str] = ..., sessions: _Optional[int] = ..., observations: _Optional[int] = ..., last_epoch: _Optional[int] = ...) -> None: ...
+
+class ActivityResponse(_message.Message):
+    __slots__ = ("days", "projects")
+    DAYS_FIELD_NUMBER: _ClassVar[int]
+    PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    days: _containers.RepeatedCompositeFieldContainer[ActivityDay]
+    projects: _containers.RepeatedCompositeFieldContainer[ProjectCount]
+    def __init__(self, days: _Optional[_Iterable[_Union[ActivityDay, _Mapping]]] = ..., projects: _Optional[_Iterable[_Union[ProjectCount, _Mapping]]] = ...) -> None: ...

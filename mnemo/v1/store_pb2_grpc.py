@@ -165,6 +165,21 @@ class StoreServiceStub:
                 request_serializer=mnemo_dot_v1_dot_store__pb2.ImportRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_store__pb2.ImportResponse.FromString,
                 _registered_method=True)
+        self.Forget = channel.unary_unary(
+                '/mnemo.v1.StoreService/Forget',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.ForgetRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.ForgetResponse.FromString,
+                _registered_method=True)
+        self.EditObservation = channel.unary_unary(
+                '/mnemo.v1.StoreService/EditObservation',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.EditObservationRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_common__pb2.Observation.FromString,
+                _registered_method=True)
+        self.Activity = channel.unary_unary(
+                '/mnemo.v1.StoreService/Activity',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.ActivityRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.ActivityResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -355,6 +370,30 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Forget(self, request, context):
+        """Curation: delete records, whole sessions or a whole project together with every copy
+        of their text the store keeps (raw tool uses, a session's first prompt, corpus
+        snapshots and answers, cursors, work state), then scrub freed pages so the text is in
+        no file. Each deleted record is appended to the change feed (vector_svc drops it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EditObservation(self, request, context):
+        """Curation: change an observation's title, type or concepts (reindexed at once).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Activity(self, request, context):
+        """Records per day and per project (the viewer's activity chart).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -487,6 +526,21 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.Import,
                     request_deserializer=mnemo_dot_v1_dot_store__pb2.ImportRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_store__pb2.ImportResponse.SerializeToString,
+            ),
+            'Forget': grpc.unary_unary_rpc_method_handler(
+                    servicer.Forget,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.ForgetRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.ForgetResponse.SerializeToString,
+            ),
+            'EditObservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.EditObservation,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.EditObservationRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_common__pb2.Observation.SerializeToString,
+            ),
+            'Activity': grpc.unary_unary_rpc_method_handler(
+                    servicer.Activity,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.ActivityRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.ActivityResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1191,6 +1245,87 @@ class StoreService:
             '/mnemo.v1.StoreService/Import',
             mnemo_dot_v1_dot_store__pb2.ImportRequest.SerializeToString,
             mnemo_dot_v1_dot_store__pb2.ImportResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Forget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/Forget',
+            mnemo_dot_v1_dot_store__pb2.ForgetRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.ForgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EditObservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/EditObservation',
+            mnemo_dot_v1_dot_store__pb2.EditObservationRequest.SerializeToString,
+            mnemo_dot_v1_dot_common__pb2.Observation.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Activity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/Activity',
+            mnemo_dot_v1_dot_store__pb2.ActivityRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.ActivityResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,123 @@
+"""Seeing and curating the memory: one record with its surroundings, the stack at a glance,
+edits, and forgetting (the viewer and the `mnemo` terminal commands use these).
+
+No grpc import: the store and vector clients raise MnemoError subclasses.
+"""
+
+from __future__ import annotations
+
+from mnemo.errors import InvalidArgument, MnemoError, NotFound
+from mnemo.logs import get_logger
+from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
+from search_svc.backend import Backend
+from search_svc.memsearch.params import parse_record_id
+from search_svc.render import display_id
+
+log = get_logger(__name__)
+
+MAX_FORGET_IDS = 1000
+CONTEXT_DEPTH = 2
+# Deleting should show at once in hybrid search; a slow embedder must not hold the reply long.
+VECTOR_SYNC_TIMEOUT_S = 5.0
+
+
+def _kind_of(record: common_pb2.Record) -> str:
+    return record.WhichOneof("record") or ""
+
+
+def _project_of(record: common_pb2.Record) -> str:
+    kind = _kind_of(record)
+    return getattr(record, kind).project if kind else ""
+
+
+class Curation:
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    # -- reading -----------------------------------------------------------------------------
+    def record_detail(self, request: search_pb2.RecordDetailRequest) -> search_pb2.RecordDetailReply:
+        _, ref = parse_record_id(request.id, "id")
+        return self._detail(ref)
+
+    def _detail(self, ref: common_pb2.Ref) -> search_pb2.RecordDetailReply:
+        store = self.backend.store.stub
+        found = store.GetRecords(store_pb2.GetRecordsRequest(refs=[ref])).records
+        if not found:
+            raise NotFound(f"record {display_id(ref)} not found; search first to find valid ids")
+        record = found[0]
+        reply = search_pb2.RecordDetailReply(record=record)
+        rows = store.Hydrate(store_pb2.HydrateRequest(refs=[ref])).rows
+        if rows:
+            reply.row.CopyFrom(rows[0])
+        reply.context.extend(self._context(ref, record))
+        if ref.kind == common_pb2.DOC_KIND_OBSERVATION:
+            uses = store.GetToolUses(store_pb2.GetToolUsesRequest(observation_ids=[ref.id], limit=100))
+            reply.tool_uses.extend(uses.tool_uses)
+            reply.corpora.extend(self._corpora_holding(ref.id))
+        project = _project_of(record)
+        if project:
+            state = store.ReadWorkState(store_pb2.ReadWorkStateRequest(project=project))
+            if state.HasField("current"):
+                reply.work_state.CopyFrom(state.current)
+        return reply
+
+    def _context(self, ref: common_pb2.Ref, record: common_pb2.Record) -> list[common_pb2.IndexRow]:
+        request = store_pb2.StoreTimelineRequest(depth_before=CONTEXT_DEPTH, depth_after=CONTEXT_DEPTH)
+        if ref.kind == common_pb2.DOC_KIND_PROMPT:  # prompts are not anchors: anchor on their time
+            request.epoch = record.prompt.created_at_epoch
+        else:
+            request.ref.CopyFrom(ref)
+        request.filters.project = _project_of(record)
+        rows = self.backend.store.stub.Timeline(request).rows
+        return [row for row in rows if (row.ref.kind, row.ref.id) != (ref.kind, ref.id)]
+
+    def _corpora_holding(self, observation_id: int) -> list[str]:
+        store = self.backend.store.stub
+        names = [c.name for c in store.ListCorpora(store_pb2.ListCorporaRequest()).corpora]
+        return [name for name in names
+                if observation_id in store.GetCorpus(store_pb2.GetCorpusRequest(name=name)).observation_ids]
+
+    def overview(self, request: search_pb2.OverviewRequest) -> search_pb2.OverviewReply:
+        store = self.backend.store.stub
+        reply = search_pb2.OverviewReply(
+            stats=store.Stats(store_pb2.StatsRequest(project=request.project)),
+            activity=store.Activity(store_pb2.ActivityRequest(project=request.project, days=request.days)),
+        )
+        try:
+            reply.vector.CopyFrom(self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=2.0))
+        except MnemoError as err:
+            reply.notice = f"vector_svc unavailable ({err.code}); search is lexical only"
+        return reply
+
+    # -- curating ----------------------------------------------------------------------------
+    def edit(self, request: store_pb2.EditObservationRequest) -> search_pb2.RecordDetailReply:
+        observation = self.backend.store.stub.EditObservation(request)
+        return self._detail(common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=observation.id))
+
+    def forget(self, request: search_pb2.ForgetToolRequest) -> search_pb2.ForgetReply:
+        if len(request.ids) > MAX_FORGET_IDS:
+            raise InvalidArgument("ids", f"at most {MAX_FORGET_IDS:,} items per request")
+        refs = [parse_record_id(raw, f"ids[{i}]")[1] for i, raw in enumerate(request.ids)]
+        deleted = self.backend.store.stub.Forget(
+            store_pb2.ForgetRequest(refs=refs, sessions=request.sessions, project=request.project))
+        reply = search_pb2.ForgetReply(deleted=deleted, vectors_synced=self._sync_vectors())
+        reply.text = forget_text(deleted, reply.vectors_synced)
+        return reply
+
+    def _sync_vectors(self) -> bool:
+        """Let vector_svc apply the deletions now rather than on its next poll (best effort)."""
+        try:
+            self.backend.vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=VECTOR_SYNC_TIMEOUT_S)
+        except MnemoError as err:
+            log.info("forget_vector_sync_deferred", reason=err.code)
+            return False
+        return True
+
+
+def forget_text(deleted: store_pb2.ForgetResponse, synced: bool) -> str:
+    parts = [f"{count} {name}" for name, count in (
+        ("observations", deleted.observations), ("summaries", deleted.summaries), ("prompts", deleted.prompts),
+        ("sessions", deleted.sessions), ("tool uses", deleted.tool_uses), ("corpora changed", deleted.corpora))
+        if count]
+    tail = "" if synced else " The vector index will drop them when vector_svc is back."
+    return f"Forgot {', '.join(parts) or 'nothing'}.{tail}"

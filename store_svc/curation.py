@@ -1,0 +1,279 @@
+"""Curation: forget records, sessions or a project everywhere the store keeps their text;
+edit an observation; count activity per day.
+
+Forgetting must leave the text in no file. Rows are deleted with `secure_delete` on (SQLite
+zeroes the freed cells and pages), the FTS5 indexes are merged (`optimize`: an external
+content index keeps deleted tokens in old segments until a merge), and after the commit
+the WAL is checkpointed and truncated so no old page image survives there either. The
+change feed gets one delete per record from the tables' triggers; vector_svc follows it
+(its index holds vectors and ids, never text).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from mnemo.errors import InvalidArgument, NotFound
+from mnemo.timefmt import now_ms
+from mnemo.v1 import common_pb2, store_pb2
+from mnemo.vocab import TITLE_MAX_CHARS
+from store_svc import convert, queries, schema, validate
+from store_svc.core import MAX_BATCH, Store, check_refs
+from store_svc.schema import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY
+
+MAX_FORGET_SESSIONS = 100
+FTS_TABLES = tuple(f"{table}_{suffix}" for table in ("observations", "session_summaries", "user_prompts")
+                   for suffix in ("fts", "tri"))
+
+
+@dataclass
+class Doomed:
+    """Row ids to delete, by table."""
+
+    observations: set[int] = field(default_factory=set)
+    summaries: set[int] = field(default_factory=set)
+    prompts: set[int] = field(default_factory=set)
+    sessions: set[int] = field(default_factory=set)
+    tool_uses: set[int] = field(default_factory=set)
+
+    def empty(self) -> bool:
+        return not (self.observations or self.summaries or self.prompts or self.sessions or self.tool_uses)
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _ids(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> set[int]:
+    return {row[0] for row in conn.execute(sql, list(params))}
+
+
+def check_forget(request: store_pb2.ForgetRequest, refs: list[tuple[int, int]]) -> None:
+    validate.count("sessions", request.sessions, MAX_FORGET_SESSIONS, needed=False)
+    for i, session in enumerate(request.sessions):
+        validate.identifier(f"sessions[{i}]", session)
+    validate.project("project", request.project, needed=False)
+    if not (refs or request.sessions or request.project):
+        raise InvalidArgument("refs", "name something to forget: refs, sessions or project")
+
+
+def _add_sessions(conn: sqlite3.Connection, doomed: Doomed, session_ids: set[int]) -> None:
+    """Everything filed under these session rows."""
+    if not session_ids:
+        return
+    ids = sorted(session_ids)
+    doomed.sessions |= session_ids
+    memory = [r[0] for r in conn.execute(
+        f"SELECT memory_session_id FROM sdk_sessions WHERE id IN ({_marks(ids)})", ids) if r[0]]
+    if memory:
+        doomed.observations |= _ids(conn, f"SELECT id FROM observations WHERE memory_session_id IN "
+                                          f"({_marks(memory)})", memory)
+        doomed.summaries |= _ids(conn, f"SELECT id FROM session_summaries WHERE memory_session_id IN "
+                                       f"({_marks(memory)})", memory)
+    doomed.prompts |= _ids(conn, f"SELECT id FROM user_prompts WHERE session_db_id IN ({_marks(ids)})", ids)
+    doomed.tool_uses |= _ids(conn, f"SELECT id FROM tool_uses WHERE session_db_id IN ({_marks(ids)})", ids)
+
+
+def collect(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]], sessions: Sequence[str],
+            project: str) -> Doomed:
+    doomed = Doomed()
+    by_kind = {KIND_OBSERVATION: doomed.observations, KIND_SUMMARY: doomed.summaries, KIND_PROMPT: doomed.prompts}
+    tables = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
+    for kind, row_id in refs:
+        if conn.execute(f"SELECT 1 FROM {tables[kind]} WHERE id = ?", (row_id,)).fetchone():
+            by_kind[kind].add(row_id)
+    if sessions:
+        found = _ids(conn, f"SELECT id FROM sdk_sessions WHERE memory_session_id IN ({_marks(sessions)}) "
+                           f"OR content_session_id IN ({_marks(sessions)})", [*sessions, *sessions])
+        _add_sessions(conn, doomed, found)
+    if project:
+        _add_sessions(conn, doomed, _ids(conn, "SELECT id FROM sdk_sessions WHERE project = ?", [project]))
+        doomed.observations |= _ids(conn, "SELECT id FROM observations WHERE project = ?", [project])
+        doomed.summaries |= _ids(conn, "SELECT id FROM session_summaries WHERE project = ?", [project])
+    if doomed.observations:
+        # The raw tool uses an observation came from hold the same text.
+        obs = sorted(doomed.observations)
+        doomed.tool_uses |= _ids(conn, f"SELECT tool_use_id FROM observation_tool_uses WHERE observation_id IN "
+                                       f"({_marks(obs)})", obs)
+    return doomed
+
+
+def _delete(conn: sqlite3.Connection, table: str, ids: set[int]) -> int:
+    total = 0
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), 500):  # stay under SQLite's bound-parameter limit
+        part = ordered[start:start + 500]
+        total += conn.execute(f"DELETE FROM {table} WHERE id IN ({_marks(part)})", part).rowcount
+    return total
+
+
+def _clear_session_prompt_copies(conn: sqlite3.Connection, prompt_ids: set[int]) -> None:
+    """A session keeps its first prompt's text in `user_prompt`: forget that copy too."""
+    ordered = sorted(prompt_ids)
+    for start in range(0, len(ordered), 500):
+        part = ordered[start:start + 500]
+        conn.execute(
+            f"UPDATE sdk_sessions SET user_prompt = NULL WHERE id IN (SELECT p.session_db_id FROM user_prompts p "
+            f"WHERE p.id IN ({_marks(part)}) AND p.prompt_text = sdk_sessions.user_prompt)", part)
+
+
+def _trim_corpora(conn: sqlite3.Connection, observation_ids: set[int], project: str) -> int:
+    """Corpora quote what they hold: trim their snapshots and drop what was derived from the
+    forgotten records (digest, question/answer history); a project's own corpora go entirely."""
+    changed = 0
+    for row in conn.execute("SELECT name, filter_json, observation_ids FROM corpora").fetchall():
+        if project and json.loads(row["filter_json"] or "{}").get("project") == project:
+            conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (row["name"],))
+            conn.execute("DELETE FROM corpora WHERE name = ?", (row["name"],))
+            changed += 1
+            continue
+        held = json.loads(row["observation_ids"] or "[]")
+        kept = [i for i in held if i not in observation_ids]
+        if len(kept) == len(held):
+            continue
+        conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (row["name"],))
+        conn.execute(
+            "UPDATE corpora SET observation_ids = ?, digest_json = '', priming_state = CASE WHEN priming_state = "
+            "'unprimed' THEN 'unprimed' ELSE 'stale' END WHERE name = ?", (json.dumps(kept), row["name"]))
+        changed += 1
+    return changed
+
+
+def forget(conn: sqlite3.Connection, refs: Sequence[tuple[int, int]], sessions: Sequence[str],
+           project: str) -> store_pb2.ForgetResponse:
+    """Delete inside the caller's write transaction (secure_delete must already be on)."""
+    doomed = collect(conn, refs, sessions, project)
+    if doomed.empty():
+        raise NotFound("nothing to forget: no such record, session or project; search first to find valid ids")
+    _clear_session_prompt_copies(conn, doomed.prompts)
+    reply = store_pb2.ForgetResponse(
+        observations=_delete(conn, "observations", doomed.observations),
+        summaries=_delete(conn, "session_summaries", doomed.summaries),
+        prompts=_delete(conn, "user_prompts", doomed.prompts),
+        tool_uses=_delete(conn, "tool_uses", doomed.tool_uses),
+        sessions=_delete(conn, "sdk_sessions", doomed.sessions),
+        corpora=_trim_corpora(conn, doomed.observations, project),
+    )
+    if project:
+        conn.execute("DELETE FROM work_state WHERE project = ?", (project,))
+        conn.execute("DELETE FROM work_state_history WHERE project = ?", (project,))
+    # Cursors keep query text and shown ids; they live 30 minutes, so dropping them all is cheap.
+    conn.execute("DELETE FROM cursors")
+    for kind, ids in ((common_pb2.DOC_KIND_OBSERVATION, doomed.observations),
+                      (common_pb2.DOC_KIND_SUMMARY, doomed.summaries), (common_pb2.DOC_KIND_PROMPT, doomed.prompts)):
+        reply.refs.extend(common_pb2.Ref(kind=kind, id=i) for i in sorted(ids))
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    return reply
+
+
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy the WAL into the database and truncate it, outside any transaction."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+# ---------------------------------------------------------------------------- edits
+
+def edit_observation(conn: sqlite3.Connection, request: store_pb2.EditObservationRequest) -> int:
+    """Apply the edit; the update trigger reindexes the row and appends it to the change feed."""
+    if request.id <= 0:
+        raise InvalidArgument("id", "must be a positive row id")
+    changes: dict[str, object] = {}
+    if request.HasField("title"):
+        validate.required("title", request.title)
+        changes["title"] = validate.max_chars("title", request.title.strip(), TITLE_MAX_CHARS)
+    if request.HasField("type"):
+        changes["type"] = validate.obs_type("type", request.type)
+    if request.replace_concepts:
+        validate.count("concepts", request.concepts, validate.MAX_LIST_ITEMS, needed=False)
+        for i, concept in enumerate(request.concepts):
+            validate.required(f"concepts[{i}]", concept)
+            validate.max_chars(f"concepts[{i}]", concept, 1024)
+        changes["concepts"] = convert.to_json_list(c.strip() for c in request.concepts)
+    if not changes:
+        raise InvalidArgument("title", "name something to change: title, type or concepts")
+    if not conn.execute("SELECT 1 FROM observations WHERE id = ?", (request.id,)).fetchone():
+        raise NotFound(f"observation #{request.id} not found; search first to find valid ids")
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    conn.execute(f"UPDATE observations SET {assignments} WHERE id = ?", (*changes.values(), request.id))
+    return request.id
+
+
+# ---------------------------------------------------------------------------- activity
+
+def _day_counts(conn: sqlite3.Connection, sql: str, params: list[object]) -> dict[str, int]:
+    return {row[0]: row[1] for row in conn.execute(sql, params)}
+
+
+def activity(conn: sqlite3.Connection, request: store_pb2.ActivityRequest,
+             now_epoch: int) -> store_pb2.ActivityResponse:
+    validate.project("project", request.project, needed=False)
+    days = validate.bounded("days", request.days, 30, 366, minimum=1)
+    today = datetime.fromtimestamp(now_epoch / 1000, tz=UTC).date()
+    first = today - timedelta(days=days - 1)
+    since = int(datetime(first.year, first.month, first.day, tzinfo=UTC).timestamp() * 1000)
+    day = "date(created_at_epoch / 1000, 'unixepoch')"
+    scope = " AND project = ?" if request.project else ""
+    params: list[object] = [since, request.project] if request.project else [since]
+    prompt_scope = (" AND session_db_id IN (SELECT id FROM sdk_sessions WHERE project = ?)"
+                    if request.project else "")
+    observations = _day_counts(conn, f"SELECT {day}, count(*) FROM observations WHERE created_at_epoch >= ?"
+                                     f"{scope} GROUP BY 1", params)
+    summaries = _day_counts(conn, f"SELECT {day}, count(*) FROM session_summaries WHERE created_at_epoch >= ?"
+                                  f"{scope} GROUP BY 1", params)
+    prompts = _day_counts(conn, f"SELECT {day}, count(*) FROM user_prompts WHERE created_at_epoch >= ?"
+                                f"{prompt_scope} GROUP BY 1", params)
+    reply = store_pb2.ActivityResponse()
+    for offset in range(days):
+        key = (first + timedelta(days=offset)).isoformat()
+        reply.days.add(day=key, observations=observations.get(key, 0), summaries=summaries.get(key, 0),
+                       prompts=prompts.get(key, 0))
+    reply.projects.extend(_projects(conn))
+    return reply
+
+
+def _projects(conn: sqlite3.Connection) -> list[store_pb2.ProjectCount]:
+    observed = {row[0]: (row[1], row[2]) for row in conn.execute(
+        "SELECT project, count(*), max(created_at_epoch) FROM observations GROUP BY project")}
+    sessions = {row[0]: (row[1], row[2]) for row in conn.execute(
+        "SELECT project, count(*), max(started_at_epoch) FROM sdk_sessions GROUP BY project")}
+    out = []
+    for name in set(observed) | set(sessions):
+        obs_count, obs_last = observed.get(name, (0, 0))
+        session_count, session_last = sessions.get(name, (0, 0))
+        out.append(store_pb2.ProjectCount(project=name, sessions=session_count, observations=obs_count,
+                                          last_epoch=max(obs_last or 0, session_last or 0)))
+    return sorted(out, key=lambda p: (-p.last_epoch, p.project))
+
+
+# ---------------------------------------------------------------------------- RPCs
+
+def forget_rpc(store: Store, request: store_pb2.ForgetRequest) -> store_pb2.ForgetResponse:
+    refs = check_refs(request.refs, MAX_BATCH) if request.refs else []
+    check_forget(request, refs)
+    with store.writing() as conn:
+        # Per connection and sticky: the writer zeroes what it frees from now on.
+        conn.execute("PRAGMA secure_delete = ON")
+        reply = forget(conn, refs, list(request.sessions), request.project)
+    scrubber = schema.connect(store.path)
+    try:
+        checkpoint(scrubber)
+    finally:
+        scrubber.close()
+    return reply
+
+
+def edit_rpc(store: Store, request: store_pb2.EditObservationRequest) -> common_pb2.Observation:
+    with store.writing() as conn:
+        row_id = edit_observation(conn, request)
+        found = queries.records(conn, [(KIND_OBSERVATION, row_id)])
+    return found[(KIND_OBSERVATION, row_id)].observation
+
+
+def activity_rpc(store: Store, request: store_pb2.ActivityRequest) -> store_pb2.ActivityResponse:
+    with store.reading() as conn:
+        return activity(conn, request, now_ms())

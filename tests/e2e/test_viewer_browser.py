@@ -1,0 +1,222 @@
+"""The viewer in a real browser: headless Chromium (Debian's package) driven over the
+DevTools protocol with the `websockets` package; no browser is downloaded at run time.
+
+`mnemo ui` runs as a subprocess (`python -m viewer`) over a real stack; hooks are replayed
+as real `mnemo hook` processes. Screenshots go to $MNEMO_SCREENSHOT_DIR (default: a
+`mnemo-viewer-screenshots` folder in the temp dir).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.sync.client import ClientConnection, connect
+
+from mnemo.config import Settings
+from mnemo.grpc_client import connect as connect_service
+from mnemo.v1 import common_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
+from tests.conftest import subprocess_env
+from tests.fixtures.replay import make_workspace, payloads, run_hook
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(
+    not os.access(CHROMIUM, os.X_OK),
+    reason="no Chromium: install Debian's `chromium` package (apt-get install -y chromium) to run the browser tests",
+)
+SCREENSHOTS = Path(os.environ.get("MNEMO_SCREENSHOT_DIR") or Path(tempfile.gettempdir()) / "mnemo-viewer-screenshots")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--remote-debugging-port=0", "--window-size=1280,900", "--hide-scrollbars"]
+LIVE_BUDGET_S = 2.0
+
+
+def wait_for(predicate: Any, timeout: float, what: str, step: float = 0.05) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(step)
+
+
+class Page:
+    """One Chromium tab over CDP: navigate, evaluate, wait, screenshot."""
+
+    def __init__(self, ws: ClientConnection):
+        self.ws, self._next = ws, 0
+        self.call("Page.enable")
+        self.call("Runtime.enable")
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self._next += 1
+        self.ws.send(json.dumps({"id": self._next, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv(timeout=30))
+            if message.get("id") == self._next:
+                if "error" in message:
+                    raise AssertionError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"page script failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def goto(self, url: str) -> None:
+        self.call("Page.navigate", url=url)
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        time.sleep(0)  # let navigation start before the ready check below
+        wait_for(lambda: self.evaluate("document.readyState === 'complete' && !!document.body"), 10, "page load")
+
+    def click(self, selector: str) -> None:
+        self.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def key(self, key: str) -> None:
+        self.evaluate(f"document.dispatchEvent(new KeyboardEvent('keydown', {{key: {json.dumps(key)}}}))")
+
+    def screenshot(self, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
+        path = SCREENSHOTS / f"{name}.png"
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+
+@pytest.fixture
+def browser() -> Iterator[Page]:
+    profile = Path(tempfile.mkdtemp(prefix="mnemo-chromium-"))
+    proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        wait_for(lambda: port_file.exists() and len(port_file.read_text().splitlines()) >= 2, 20, "Chromium to start")
+        port = int(port_file.read_text().splitlines()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as reply:
+            targets = json.loads(reply.read())
+        page_ws = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
+        with connect(page_ws, max_size=None, open_timeout=10) as ws:
+            yield Page(ws)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def viewer_url(stack: Settings) -> Iterator[str]:
+    env = subprocess_env(stack)
+    proc = subprocess.Popen([sys.executable, "-m", "viewer", "--port", "0"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("mnemo viewer: http://127.0.0.1:"), line
+        yield line.split(": ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def timeline_ids(page: Page) -> list[str]:
+    return page.evaluate("Array.from(document.querySelectorAll('#timeline .row')).map(r => r.dataset.id)") or []
+
+
+def store_ids(settings: Settings) -> set[str]:
+    client = connect_service(settings, "store", store_pb2_grpc.StoreServiceStub)
+    try:
+        rows = client.stub.ListRecent(store_pb2.ListRecentRequest(page=common_pb2.Page(limit=50))).rows
+    finally:
+        client.close()
+    return {r.display_id.lstrip("#") for r in rows}
+
+
+def test_viewer_shows_each_replayed_hook_live_then_searches_opens_and_forgets(stack, viewer_url, browser, tmp_path):
+    browser.goto(viewer_url)  # redeems the one-time token, lands on the timeline with a cookie
+    assert "token=" not in browser.evaluate("location.href")
+    assert browser.evaluate("document.title").startswith("Timeline")
+    repo, transcript = make_workspace(tmp_path)
+    env = subprocess_env(stack)
+    latencies = []
+    for event, payload in payloads(repo, transcript):
+        done = run_hook(event, payload, env)
+        assert done.returncode == 0, done.stderr
+        finished = time.monotonic()
+        expected = store_ids(stack)
+        wait_for(lambda expected=expected: expected <= set(timeline_ids(browser)), LIVE_BUDGET_S,
+                 f"the timeline to show {sorted(expected)} after {event}")
+        latencies.append(time.monotonic() - finished)
+    assert timeline_ids(browser), "the replayed session produced no records"
+    assert max(latencies) < LIVE_BUDGET_S
+    browser.goto(viewer_url.split("?")[0])  # counts and the chart are drawn on load
+    browser.screenshot("timeline")
+
+    browser.key("/")
+    assert browser.evaluate("document.activeElement.id") == "quick-search"
+    browser.evaluate("document.getElementById('quick-search').value = 'checkout'; "
+                     "document.querySelector('form.quick').submit()")
+    browser.wait_ready()
+    wait_for(lambda: browser.evaluate("location.pathname") == "/search", 5, "the search page")
+    results = browser.evaluate("Array.from(document.querySelectorAll('#results .row')).map(r => r.dataset.id)")
+    assert results, "the search found nothing for 'checkout'"
+    browser.screenshot("search")
+
+    browser.key("j")
+    browser.key("Enter")
+    wait_for(lambda: browser.evaluate("location.pathname").startswith("/record/"), 5, "the record page")
+    browser.wait_ready()
+    opened = browser.evaluate("document.querySelector('article.record').dataset.record")
+    assert opened == results[0]
+    browser.screenshot("record")
+
+    browser.key("d")
+    assert browser.evaluate("document.getElementById('forget').open") is True
+    browser.click("#forget-button")
+    wait_for(lambda: browser.evaluate("location.pathname") == "/", 5, "the timeline after forgetting")
+    browser.wait_ready()
+    assert "Forgot" in browser.evaluate("document.querySelector('.notice').textContent")
+    assert opened not in timeline_ids(browser)
+    assert opened not in store_ids(stack)
+
+
+def test_stored_script_payload_renders_as_inert_text(stack, viewer_url, browser):
+    client = connect_service(stack, "search", search_pb2_grpc.SearchServiceStub)
+    payload = "<script>document.title='pwned';window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">"
+    from mnemo.v1 import search_pb2
+
+    saved = client.stub.SaveMemory(search_pb2.SaveMemoryRequest(text=f"{payload} narrative", title=payload,
+                                                                project="xss"))
+    client.close()
+    browser.goto(viewer_url)
+    browser.goto(viewer_url.split("?")[0] + f"record/{saved.id}")
+    assert browser.evaluate("document.getElementById('record-title').textContent") == payload
+    assert browser.evaluate("window.__pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('article script, article img').length") == 0
+    assert not browser.evaluate("document.title").startswith("pwned")
+    browser.goto(viewer_url.split("?")[0])  # the live timeline renders it through textContent too
+    wait_for(lambda: str(saved.id) in timeline_ids(browser), 3, "the payload in the timeline")
+    browser.evaluate("new Promise(r => setTimeout(r, 1200))")  # one live refresh of the list
+    assert browser.evaluate("window.__pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('#timeline script, #timeline img').length") == 0

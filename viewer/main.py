@@ -1,0 +1,60 @@
+"""`mnemo ui`: serve the viewer on loopback and print the one URL that opens it.
+
+The port is random (the kernel picks a free one) unless `--port` sets it, and the socket
+is bound to 127.0.0.1 only: the viewer shows everything the memory holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import webbrowser
+
+import uvicorn
+
+from mnemo.config import Settings
+from mnemo.logs import get_logger
+from viewer.app import build_app
+from viewer.auth import TOKEN_PARAM, Gate
+from viewer.client import MemoryClient
+
+log = get_logger(__name__)
+LOOPBACK = "127.0.0.1"
+
+
+def bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((LOOPBACK, port))
+    sock.listen(128)  # listening before the URL is printed: early clients wait in the backlog
+    return sock
+
+
+def ensure_services(settings: Settings) -> None:
+    """Start the local stack when it is down (as the gateway does); a remote one is left alone."""
+    from mnemo.stack import ensure_stack, is_local
+
+    if all(is_local(settings, s) for s in ("store", "vector", "search")) and not ensure_stack(settings):
+        print("mnemo ui: the stack did not become healthy; run `mnemo status`", file=sys.stderr)
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    ensure_services(settings)
+    sock = bind(int(getattr(args, "port", 0) or 0))
+    port = sock.getsockname()[1]
+    gate = Gate()
+    client = MemoryClient(settings)
+    app = build_app(client, settings.home, gate, lambda: port)
+    url = f"http://{LOOPBACK}:{port}/?{TOKEN_PARAM}={gate.token}"
+    print(f"mnemo viewer: {url}", flush=True)
+    print("(the link works once, in one browser; Ctrl-C stops the viewer)", file=sys.stderr, flush=True)
+    if getattr(args, "open", False):
+        webbrowser.open(url)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        client.close()
+        sock.close()
+    return 0

