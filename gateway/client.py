@@ -4,6 +4,9 @@ A call is retried exactly once, after starting the stack, only when the connecti
 refused or the socket file was missing: then no service saw the request, so sending it
 again cannot run it twice. Timeouts, resets and errors a service returned are raised as
 they are (mapped to MnemoError), since the service may already have acted.
+
+Only the local stack is ever started. When search_addr names a service elsewhere, a refused
+connection is reported as it is: what was refused, where, and what to do.
 """
 
 from __future__ import annotations
@@ -73,8 +76,20 @@ class SearchClient:
         if channel is not None:
             await channel.close(grace=None)
 
+    def refused_remotely(self) -> Unavailable:
+        """The error of a refused call to a search_svc this gateway does not start."""
+        return Unavailable(
+            f"search_svc refused the connection at search_addr={self.settings.address('search')} "
+            "(nothing listens there). mnemo starts only the local stack; start search_svc at that "
+            "address (`mnemo serve search --listen ...`), or unset search_addr to use the local one"
+        )
+
     async def _restart(self) -> None:
         """Start the stack (spawn lock inside) and reconnect. Serialised across calls."""
+        from mnemo.processes import is_local
+
+        if not is_local(self.settings, "search"):
+            raise self.refused_remotely()
         async with self._restart_lock:
             log.info("stack_refused_starting", address=self.settings.address("search"))
             healthy = await asyncio.to_thread(self._start_stack, self.settings, self.settings.start_timeout_s)
@@ -97,13 +112,15 @@ class SearchClient:
         return await rpc(self._get_stub())(request, timeout=timeout, metadata=call_metadata(),
                                            wait_for_ready=after_restart)
 
-    async def call(self, rpc: UnaryRpc[RequestT, ReplyT], request: RequestT, *, timeout: float | None = None) -> ReplyT:
-        """One unary RPC; raises MnemoError. Retried once only when the connection was refused."""
+    async def call(self, rpc: UnaryRpc[RequestT, ReplyT], request: RequestT, *, timeout: float | None = None,
+                   start_stack: bool = True) -> ReplyT:
+        """One unary RPC; raises MnemoError. Retried once only when the connection was refused
+        (after starting the stack; with start_stack=False a refusal is raised as it is)."""
         deadline = timeout if timeout is not None else self.settings.rpc_timeout_s
         try:
             return await self._invoke(rpc, request, deadline)
         except grpc.aio.AioRpcError as err:
-            if not is_connection_refused(err):
+            if not is_connection_refused(err) or not start_stack:
                 raise error_from_rpc(err) from None
             log.info("rpc_refused", request=type(request).__name__, details=err.details())
         await self._restart()

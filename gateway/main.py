@@ -34,7 +34,15 @@ def _skip_pretty_printing() -> None:
 def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
     parent = os.getppid()  # as early as possible: the parent may die while we import
     _skip_pretty_printing()
+    from gateway.tools import profile_tools
+    from mnemo.errors import InvalidArgument
     from mnemo.logs import configure_logging
+
+    try:
+        profile_tools(settings.mcp_profile)
+    except InvalidArgument as err:
+        print(f"mnemo mcp: {err}", file=sys.stderr)
+        return 2
 
     ensure_private_dirs(settings)
     configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway")
@@ -60,7 +68,7 @@ def _log():
 
 async def serve(settings: Settings, parent: int | None = None) -> str:
     """Serve one stdio connection; returns why it ended."""
-    from gateway.server import Gateway, build_server
+    from gateway.server import NOTIFICATIONS, Gateway, build_server
     from gateway.stdio import guarded_stdio_server
 
     gateway = Gateway(settings)
@@ -76,11 +84,12 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
         loop.add_signal_handler(signum, finish, signal.Signals(signum).name)
     startup = asyncio.ensure_future(_start_stack(settings, gateway))
     watcher = asyncio.ensure_future(_watch_parent(parent or os.getppid(), settings.parent_check_interval_s, finish))
+    capabilities = asyncio.ensure_future(gateway.watch_capabilities(settings.capabilities_check_s))
 
     async def serve_stdio() -> None:
         try:
             async with guarded_stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                await server.run(read_stream, write_stream, server.create_initialization_options(NOTIFICATIONS))
         except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
             _log().warning("stdio_failed", error=repr(exc))
             finish("stdio error")
@@ -94,6 +103,7 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
     # then close the channel so the services notice at once.
     serving.cancel()
     watcher.cancel()
+    capabilities.cancel()
     startup.cancel()
     await asyncio.wait([serving], timeout=1.0)
     await gateway.client.close()
@@ -108,7 +118,11 @@ STARTUP_CHECK_DELAY_S = 1.0
 async def _start_stack(settings: Settings, gateway: Gateway) -> None:
     """Start the stack if it is down, off the event loop so the MCP handshake is not blocked."""
     await asyncio.sleep(STARTUP_CHECK_DELAY_S)
+    from mnemo.processes import is_local
     from mnemo.stack import ensure_stack
+
+    if not is_local(settings, "search"):
+        return  # a remote search_svc is someone else's to run; a refused call says so
 
     try:
         healthy = await asyncio.to_thread(ensure_stack, settings, settings.start_timeout_s)

@@ -52,6 +52,13 @@ def obj(properties: dict[str, Schema], required: list[str] | None = None, *, clo
     return schema
 
 
+def open_obj(properties: dict[str, Schema], required: list[str] | None = None) -> Schema:
+    """An object schema that admits unknown properties (`additionalProperties: true`): the legacy
+    tools, which older clients call with parameters of their time. The gateway ignores them and
+    names them in the reply."""
+    return {**obj(properties, required, closed=False), "additionalProperties": True}
+
+
 def project(description: str = "Project name (exact match).") -> Schema:
     return string(description, max_length=vocab.PROJECT_MAX_BYTES)
 

@@ -1,21 +1,28 @@
-"""The MCP server: tools/list from the tool table filtered by backend capabilities, and
-tools/call = validate -> the tool's handler (one RPC) -> text + structuredContent, errors mapped once.
+"""The MCP server: tools/list from the profile's tool table filtered by backend capabilities,
+and tools/call = validate -> the tool's handler (one RPC, or local code) -> text +
+structuredContent, errors mapped once.
+
+The list follows the running stack: a background check (`watch_capabilities`) asks search_svc
+what it can do every few seconds and, when the advertised list changes (vector_svc died or
+came back), sends `notifications/tools/list_changed` so the host asks again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
 from gateway.client import SearchClient
 from gateway.errors import error_result, unexpected_result
 from gateway.redact import preview
 from gateway.spec import ToolCall
-from gateway.tools import BY_NAME, ToolSpec, advertised
+from gateway.tools import ToolSpec, advertised, profile_tools
 from gateway.validation import validate_arguments
 from mnemo import __version__ as VERSION
 from mnemo.config import Settings
@@ -26,6 +33,8 @@ from mnemo.v1 import search_pb2
 log = get_logger(__name__)
 
 CAPABILITIES_TTL_S = 5.0
+# How often the background check asks for capabilities while a client is connected.
+CAPABILITIES_WATCH_S = 5.0
 # What a healthy stack serves even before it says so: used only when the backend cannot be
 # asked (it is starting, or down for good); calls then start it or report UNAVAILABLE.
 CORE_CAPABILITIES = frozenset({"search", "mem_search", "tool_uses", "write", "work_state", "context"})
@@ -36,21 +45,28 @@ class Gateway:
 
     def __init__(self, settings: Settings, client: SearchClient | None = None):
         self.settings = settings
+        self.profile = profile_tools(settings.mcp_profile)  # an unknown profile stops the start here
+        self.by_name = {spec.name: spec for spec in self.profile}
+        self.project_root = Path(settings.project_root).expanduser().resolve() if settings.project_root \
+            else Path.cwd()
         self.client = client or SearchClient(settings, on_restart=self.invalidate_capabilities)
         self._caps: frozenset[str] | None = None
         self._caps_at = 0.0
+        self._session: Any = None  # the client's session, once it spoke: list_changed goes there
+        self._listed: list[str] | None = None  # names last advertised to the client
 
     def invalidate_capabilities(self) -> None:
         self._caps = None
 
-    async def capabilities(self) -> frozenset[str]:
+    async def capabilities(self, *, start_stack: bool = True) -> frozenset[str]:
         if self._caps is not None and time.monotonic() - self._caps_at < CAPABILITIES_TTL_S:
             return self._caps
         # No waiting for the background start-up check: a refused call starts the stack
-        # itself (under the same spawn lock) and retries once.
+        # itself (under the same spawn lock) and retries once; the background watch does not
+        # (a stack stopped on purpose stays stopped until a client needs it).
         try:
             reply: search_pb2.GetCapabilitiesResponse = await self.client.call(
-                lambda stub: stub.GetCapabilities, search_pb2.GetCapabilitiesRequest()
+                lambda stub: stub.GetCapabilities, search_pb2.GetCapabilitiesRequest(), start_stack=start_stack
             )
         except MnemoError as err:
             log.warning("capabilities_unavailable", error=str(err))
@@ -58,21 +74,54 @@ class Gateway:
         self._caps, self._caps_at = frozenset(reply.capabilities), time.monotonic()
         return self._caps
 
+    async def advertised(self, *, start_stack: bool = True) -> list[ToolSpec]:
+        return advertised(await self.capabilities(start_stack=start_stack), self.settings.mcp_profile)
+
+    # -- the list follows the stack ------------------------------------------------------
+    async def watch_capabilities(self, interval: float = CAPABILITIES_WATCH_S) -> None:
+        """Forever: refresh the capabilities and tell the client when its tool list is stale."""
+        while True:
+            await asyncio.sleep(interval)
+            self.invalidate_capabilities()
+            await self.notify_if_changed()
+
+    async def notify_if_changed(self) -> bool:
+        """Send notifications/tools/list_changed when the advertised names differ from the last
+        list the client received; True when it was sent."""
+        if self._session is None or self._listed is None:
+            return False  # the client has not listed the tools yet: nothing of its is stale
+        names = [spec.name for spec in await self.advertised(start_stack=False)]
+        if names == self._listed:
+            return False
+        log.info("tools_changed", added=sorted(set(names) - set(self._listed)),
+                 removed=sorted(set(self._listed) - set(names)))
+        self._listed = names
+        try:
+            await self._session.send_tool_list_changed()
+        except Exception as exc:  # noqa: BLE001 - a client gone mid-send ends the session elsewhere
+            log.warning("list_changed_failed", error=repr(exc))
+            return False
+        return True
+
     # -- MCP handlers ------------------------------------------------------------------
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        caps = await self.capabilities()
-        return types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in advertised(set(caps))])
+        self._session = ctx.session
+        tools = await self.advertised()
+        self._listed = [spec.name for spec in tools]
+        return types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in tools])
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        spec = BY_NAME.get(params.name)
+        self._session = ctx.session
+        spec = self.by_name.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS,
                            f"Unknown tool: {preview(params.name)}. Call tools/list for the tools.")
-        arguments = dict(params.arguments or {})
+        arguments, ignored = split_unknown(spec, dict(params.arguments or {}))
         started = time.perf_counter()
         try:
             arguments = validate_arguments(spec.name, arguments, spec.byte_limits)
-            call = ToolCall(self.client, ctx.session.report_progress, self.settings.heartbeat_interval_s)
+            call = ToolCall(self.client, ctx.session.report_progress, self.settings.heartbeat_interval_s,
+                            self.project_root)
             output = await spec.handler(call, arguments)
         except MnemoError as err:
             log.info("tool_error", tool=spec.name, code=err.code, error=err.message)
@@ -82,8 +131,31 @@ class Gateway:
         log.debug("tool_ok", tool=spec.name, ms=round((time.perf_counter() - started) * 1000, 2))
         structured = output.structured if spec.output_schema is not None else None
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=output.text)], structured_content=structured
+            content=[types.TextContent(type="text", text=output.text + ignored_note(ignored))],
+            structured_content=structured,
         )
+
+
+def split_unknown(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """For a lenient tool, (the declared arguments, the names of the others); the others are
+    left in place for a strict tool, whose validation refuses them by name."""
+    if not spec.lenient:
+        return arguments, []
+    declared = spec.input_schema.get("properties", {})
+    ignored = sorted(name for name in arguments if name not in declared)
+    return {name: value for name, value in arguments.items() if name in declared}, ignored
+
+
+IGNORED_SHOWN = 10
+
+
+def ignored_note(ignored: list[str]) -> str:
+    """One line naming the unknown arguments a lenient tool ignored (each name shortened)."""
+    if not ignored:
+        return ""
+    shown = ", ".join(preview(name, 40) for name in ignored[:IGNORED_SHOWN])
+    more = f" (and {len(ignored) - IGNORED_SHOWN} more)" if len(ignored) > IGNORED_SHOWN else ""
+    return f"\n\nIgnored unknown arguments: {shown}{more}."
 
 
 def to_mcp_tool(spec: ToolSpec) -> types.Tool:
@@ -105,3 +177,7 @@ def build_server(gateway: Gateway) -> Server:
         on_list_tools=gateway.list_tools,
         on_call_tool=gateway.call_tool,
     )
+
+
+# The tools capability declares listChanged: the list follows the running stack.
+NOTIFICATIONS = NotificationOptions(tools_changed=True)

@@ -3,13 +3,16 @@ generic handler, `Unary`, that serves every tool whose work is a single RPC.
 
 A `Unary` names its RPC by a reference to the generated stub's method, maps the validated
 arguments to the request message, and converts the reply to text + structuredContent.
-Tools with logic of their own (the prime relay) bring their own handler.
+A `Local` tool calls no RPC: it runs a blocking function over the project's files in a
+worker thread (code navigation). Tools with logic of their own (the prime relay) bring
+their own handler.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from gateway.client import SearchClient, UnaryRpc
@@ -28,11 +31,13 @@ class ToolOutput:
 
 @dataclass
 class ToolCall:
-    """What a handler may use: the backend client, a progress reporter, the heartbeat interval."""
+    """What a handler may use: the backend client, a progress reporter, the heartbeat interval,
+    and the project root the code tools read."""
 
     client: SearchClient
     progress: ProgressFn
     heartbeat_interval_s: float
+    project_root: Path = field(default_factory=Path.cwd)
 
 
 Handler = Callable[[ToolCall, Args], Awaitable[ToolOutput]]
@@ -87,10 +92,30 @@ class Fixed:
         return ToolOutput(self.text)
 
 
+LocalFn = Callable[[Path, Args], tuple[str, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Local:
+    """A tool served in the gateway itself: `run(project_root, args)` -> (text, structuredContent).
+    It blocks on file reads, so it runs in a worker thread and the event loop keeps serving."""
+
+    run: LocalFn
+
+    async def __call__(self, call: ToolCall, args: Args) -> ToolOutput:
+        import anyio.to_thread
+
+        text, structured = await anyio.to_thread.run_sync(self.run, call.project_root, args)
+        return ToolOutput(text, structured)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool. `capability`: tools/list shows the tool only when search_svc reports it
-    (None: always). `byte_limits`: UTF-8 byte bounds that JSON Schema cannot express."""
+    (None: always); `also_needs`: further capabilities it cannot work without (a tool that
+    embeds needs "vector"). `byte_limits`: UTF-8 byte bounds that JSON Schema cannot express.
+    `lenient`: unknown arguments are ignored and named in the reply instead of refused (the
+    legacy tools, which older clients call with parameters of their time)."""
 
     name: str
     description: str
@@ -100,6 +125,13 @@ class ToolSpec:
     read_only: bool
     output_schema: dict[str, Any] | None = None
     byte_limits: dict[str, int] = field(default_factory=dict)
+    also_needs: tuple[str, ...] = ()
+    lenient: bool = False
+
+    def served_by(self, capabilities: frozenset[str] | set[str]) -> bool:
+        """Whether the backend, reporting `capabilities`, can serve this tool now."""
+        needed = ({self.capability} if self.capability else set()) | set(self.also_needs)
+        return needed <= set(capabilities)
 
     @property
     def annotations(self) -> dict[str, Any] | None:

@@ -6,7 +6,8 @@ Draft 2020-12, one compiled validator per tool. Errors name the field and the ru
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +24,28 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 @cache
 def _validator(tool_name: str) -> Draft202012Validator:
-    from jsonschema import Draft202012Validator  # lazy: keeps the gateway's cold start lean
+    from jsonschema import Draft202012Validator, validators  # lazy: keeps the gateway's cold start lean
 
     from gateway.tools import BY_NAME
 
     schema = BY_NAME[tool_name].input_schema
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    strict = validators.extend(Draft202012Validator, {"pattern": _pattern_to_the_end})
+    return strict(schema)
+
+
+def _pattern_to_the_end(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """`pattern` with ECMA-262's `$`, which ends the string: Python's `$` also matches before a
+    final newline, so "ms_...\n" or "name\n" would pass a pattern it breaks."""
+    from jsonschema import ValidationError
+
+    if isinstance(instance, str) and not re.search(_anchored(pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
+def _anchored(pattern: str) -> str:
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
 
 
 def _field_of(error: ValidationError) -> str:
@@ -89,14 +105,20 @@ def validate_arguments(tool_name: str, arguments: Mapping[str, Any], byte_limits
 
 def _as_declared(value: Any, schema: Mapping[str, Any], field: str) -> Any:
     """`value` with every whole float where the schema allows an integer turned into an int;
-    an int beyond int64 (the widest protobuf integer) is refused, naming the field."""
+    an int beyond int64 (the widest protobuf integer) is refused, naming the field.
+
+    A "number" in these input schemas is a record id that spec 000 types loosely
+    (`selectedIds` items are string or number): 4.0 is id 4, and 4.5 is no id at all."""
     if isinstance(value, list):
         items = schema.get("items", {})
         return [_as_declared(item, items, f"{field}[{index}]") for index, item in enumerate(value)]
     declared = schema.get("type")
-    if isinstance(value, bool) or "integer" not in (declared if isinstance(declared, list) else [declared]):
+    kinds = declared if isinstance(declared, list) else [declared]
+    if isinstance(value, bool) or not {"integer", "number"} & set(kinds):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and not value.is_integer():
+        raise InvalidArgument(field, f"{preview(value)} is not a whole number")
+    if isinstance(value, float):
         value = int(value)
     if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
         raise InvalidArgument(field, f"{preview(value)} is outside the 64-bit integer range")

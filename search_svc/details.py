@@ -25,7 +25,7 @@ _DETAIL_ORDERS = {"date_desc": common_pb2.ORDER_DATE_DESC, "date_asc": common_pb
 
 def parse_anchor(text: str) -> common_pb2.Ref | int:
     """A record reference ("123", "#123", "S12", "#S12", "P7") or an ISO time as epoch ms."""
-    match = _RECORD_ANCHOR.fullmatch(text.strip())
+    match = _RECORD_ANCHOR.fullmatch(text.strip(" "))  # spaces only: "#12\n" is no record reference
     if match:
         return common_pb2.Ref(kind=_KIND_BY_PREFIX[match.group(1).upper()], id=int(match.group(2)))
     try:

@@ -89,8 +89,9 @@ def _check_continuation(token: str) -> str:
 
 
 def parse_record_id(raw: str, field: str = "selectedIds") -> tuple[str, common_pb2.Ref]:
-    """`#12`/`12` -> observation, `S12` -> summary, `P12` -> prompt; anything else refused."""
-    text = raw.strip()
+    """`#12`/`12` -> observation, `S12` -> summary, `P12` -> prompt; anything else refused.
+    Only spaces around an id are forgiven: "#10\n" is not id 10 (every check matches the whole string)."""
+    text = raw.strip(" ")
     body = text[1:] if text.startswith("#") else text
     if not body or len(body) > MEM_SEARCH_ID_MAX_CHARS or not ID_CHARS.fullmatch(body):
         raise InvalidArgument(field, f"{inline(raw, 40)!r}: ids accept only letters, digits and ':_-' "

@@ -47,7 +47,10 @@ def check_reply(reply: dict, tool: str, args: object) -> str:
 NEEDS_A_CORPUS = {"query_corpus", "prime_corpus", "reprime_corpus", "rebuild_corpus"}
 # One plainly valid call per tool runs first, whatever the draw, so every tool is seen answering.
 PLAIN_CALLS = {"mem_search": {"query": "login"}, "timeline": {"query": "login"},
-               "get_tool_uses": {"observationIds": [1]}}
+               "get_tool_uses": {"observationIds": [1]},
+               # The code tools read the gateway's working directory, this checkout.
+               "smart_outline": {"file_path": "gateway/spec.py"},
+               "smart_unfold": {"file_path": "gateway/spec.py", "symbol_name": "Local"}}
 
 
 def test_every_tool_survives_arguments_drawn_from_its_own_schema(stack):

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 CACHE = Path(os.environ.get("MNEMO_TEST_NPM_CACHE", "~/.cache/mnemo-tests/inspector")).expanduser()
-ALL_CAPS = ("search", "mem_search", "tool_uses", "write", "work_state", "context", "corpus")
+ALL_CAPS = ("search", "vector", "mem_search", "tool_uses", "write", "work_state", "context", "corpus")
 
 
 def inspector_bin() -> Path:

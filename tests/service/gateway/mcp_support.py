@@ -32,14 +32,17 @@ def gateway_env(settings: Settings, **extra: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def mcp_session(env: dict[str, str]) -> AsyncIterator:
-    """An initialized SDK ClientSession talking to a freshly spawned gateway."""
+async def mcp_session(env: dict[str, str], *, message_handler=None, cwd: Path = REPO_ROOT,
+                      args: tuple[str, ...] = ()) -> AsyncIterator:
+    """An initialized SDK ClientSession talking to a freshly spawned gateway (`mnemo mcp *args`,
+    started in `cwd`); `message_handler` receives the server's notifications."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=GATEWAY_ARGV[0], args=GATEWAY_ARGV[1:], env=env, cwd=str(REPO_ROOT))
+    params = StdioServerParameters(command=GATEWAY_ARGV[0], args=[*GATEWAY_ARGV[1:], *args], env=env, cwd=str(cwd))
     with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write, message_handler=message_handler) as session):
             await session.initialize()
             yield session
 
@@ -50,7 +53,13 @@ def minimal_arguments(tool: str) -> dict:
 
     schema = BY_NAME[tool].input_schema
     plain = {"string": "alpha", "integer": 1, "array": [1]}
-    return {name: plain[schema["properties"][name]["type"]] for name in schema.get("required", [])}
+    special = {"type": "decision"}  # find_by_type: one observation type (a string or an array)
+
+    def value(name: str):
+        declared = schema["properties"][name]["type"]
+        return special[name] if isinstance(declared, list) and name in special else plain[declared]
+
+    return {name: value(name) for name in schema.get("required", [])}
 
 
 def result_text(result) -> str:

@@ -8,8 +8,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from gateway.prime import PrimeRelay
-from gateway.spec import Fixed, Unary
-from gateway.tools import BY_NAME, HOST_PREFIX, NAME_PATTERN, TOOLS, advertised
+from gateway.spec import Fixed, Local, Unary
+from gateway.tools import BY_NAME, HOST_PREFIX, NAME_PATTERN, TOOLS, advertised, profile_tools
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import search_pb2
 from mnemo.v1.search_pb2_grpc import SearchServiceStub
@@ -17,7 +17,9 @@ from mnemo.v1.search_pb2_grpc import SearchServiceStub
 pytestmark = pytest.mark.unit
 
 READ_ONLY = {"important_workflow", "mem_search", "search", "timeline", "get_observations", "get_tool_uses",
-             "work_state_read", "session_start_context", "list_corpora"}
+             "work_state_read", "session_start_context", "list_corpora", "smart_search", "smart_outline",
+             "smart_unfold"}
+LENIENT = {"search", "timeline", "get_observations"}
 WRITES = {"save_memory", "work_state_write", "build_corpus", "prime_corpus", "query_corpus", "rebuild_corpus",
           "reprime_corpus"}
 
@@ -35,7 +37,10 @@ def test_schema_is_flat_valid_and_fully_described(tool):
     Draft202012Validator.check_schema(schema)
     assert schema["type"] == "object" and "properties" in schema
     assert not {"$ref", "oneOf", "anyOf", "allOf"} & set(schema)
-    assert schema["additionalProperties"] is False
+    # Spec 000 keeps the legacy three open for older calls (unknown arguments are ignored and
+    # named in the reply); every other tool is locked down.
+    assert schema["additionalProperties"] is (tool.name in LENIENT)
+    assert tool.lenient is (tool.name in LENIENT)
     for name, prop in schema["properties"].items():
         assert prop.get("type"), f"{tool.name}.{name} has no type"
         assert prop.get("description"), f"{tool.name}.{name} has no description"
@@ -51,6 +56,19 @@ def test_schema_is_flat_valid_and_fully_described(tool):
         Draft202012Validator.check_schema(tool.output_schema)
 
 
+def test_default_profile_lists_what_the_specs_runtime_lists():
+    """Spec 000: 24 tools registered, 5 of them server-only, so 19 exposed by the local runtime:
+    mnemo's default profile is those 19 (it has no server-only tools). Spec 000 also says
+    readOnlyHint was added to 14 tools; that count spans all 24 (three server-only
+    observation_* reads among them), and it names the writes: save_memory, work_state_write,
+    corpus building and querying. Here every tool that changes nothing is read-only: 12 of 19;
+    the other 7 write (prime/rebuild/reprime change a corpus's state, query_corpus appends to
+    its knowledge session)."""
+    assert len(TOOLS) == 19
+    assert sum(tool.read_only for tool in TOOLS) == 12
+    assert {tool.name for tool in TOOLS if not tool.read_only} == WRITES
+
+
 def test_table_covers_every_tool_once_with_the_right_annotations():
     names = [t.name for t in TOOLS]
     assert len(names) == len(set(names))
@@ -64,7 +82,8 @@ def test_table_covers_every_tool_once_with_the_right_annotations():
 
 def test_search_tools_and_save_memory_declare_output_schemas():
     with_output = {t.name for t in TOOLS if t.output_schema is not None}
-    assert with_output == {"mem_search", "search", "timeline", "get_observations", "get_tool_uses", "save_memory"}
+    assert with_output == {"mem_search", "search", "timeline", "get_observations", "get_tool_uses", "save_memory",
+                           "smart_search", "smart_outline", "smart_unfold"}
 
 
 def test_mem_search_schema_is_exactly_the_specified_one():
@@ -81,7 +100,7 @@ def test_mem_search_schema_is_exactly_the_specified_one():
         assert (props[depth]["minimum"], props[depth]["maximum"]) == (0, 3)
     cont = props["continuation"]
     assert (cont["minLength"], cont["maxLength"], cont["pattern"]) == (27, 27, "^ms_[A-Za-z0-9_-]{24}$")
-    assert props["selectedIds"]["items"] == {"type": ["string", "integer"], "maxLength": 64,
+    assert props["selectedIds"]["items"] == {"type": ["string", "number"], "maxLength": 64,
                                              "minimum": 1, "maximum": 2**63 - 1}
     assert props["selectedIds"]["maxItems"] == 5  # no more than maxDetails can be detailed
 
@@ -95,16 +114,31 @@ def test_workflow_note_puts_mem_search_first_and_layer_four_last():
     assert "search(" in lines[steps[0]] and "timeline(" in lines[steps[1]]
     assert "get_observations(" in lines[steps[2]] and "get_tool_uses(" in lines[steps[3]]
     assert "step 3 cannot answer" in lines[steps[3]]
+    assert "smart_outline" in lines[-1] and "large file" in lines[-1]  # before a full read
     for legacy in ("search", "timeline", "get_observations"):
         assert next(t for t in TOOLS if t.name == legacy).description.startswith("Legacy")
 
 
+CODE = {"smart_search", "smart_outline", "smart_unfold"}
+ALL_CAPABILITIES = {"search", "vector", "mem_search", "tool_uses", "write", "work_state", "context", "corpus"}
+
+
 def test_advertised_follows_capabilities():
-    assert {t.name for t in advertised(set())} == {"important_workflow"}
+    assert {t.name for t in advertised(set())} == {"important_workflow"} | CODE
     only_search = {t.name for t in advertised({"search"})}
-    assert only_search == {"important_workflow", "search", "timeline", "get_observations"}
-    everything = advertised({"search", "mem_search", "tool_uses", "write", "work_state", "context", "corpus"})
-    assert len(everything) == len(TOOLS)
+    assert only_search == {"important_workflow", "search", "timeline", "get_observations"} | CODE
+    assert len(advertised(ALL_CAPABILITIES)) == len(TOOLS)
+
+
+def test_tools_that_embed_are_not_listed_without_vector_svc():
+    without_vector = {t.name for t in advertised(ALL_CAPABILITIES - {"vector"})}
+    assert {t.name for t in TOOLS} - without_vector == {"prime_corpus", "reprime_corpus", "query_corpus"}
+
+
+def test_an_unknown_profile_is_refused_naming_the_setting():
+    with pytest.raises(InvalidArgument) as refused:
+        profile_tools("newest")
+    assert refused.value.field == "mcp_profile" and "default" in refused.value.rule
 
 
 class _PathChannel:
@@ -145,7 +179,8 @@ def test_each_spec_names_its_rpc_and_builds_that_rpcs_request(tool):
 
 def test_only_the_prime_relay_and_the_workflow_note_are_not_plain_rpcs():
     special = {t.name: type(t.handler) for t in TOOLS if not isinstance(t.handler, Unary)}
-    assert special == {"important_workflow": Fixed, "prime_corpus": PrimeRelay, "reprime_corpus": PrimeRelay}
+    assert special == {"important_workflow": Fixed, "prime_corpus": PrimeRelay, "reprime_corpus": PrimeRelay,
+                       "smart_search": Local, "smart_outline": Local, "smart_unfold": Local}
 
 
 def request_of(tool: str):
@@ -170,6 +205,8 @@ def test_optional_depths_stay_unset_unless_given():
     request = request_of("timeline")({"anchor": "#3", "depth_before": 0})
     assert request.HasField("depth_before") and request.depth_before == 0
     assert not request.HasField("depth_after")
+    request = request_of("get_tool_uses")({"contentSessionId": "sess-1"})  # a session alone is a valid ask
+    assert request.content_session_id == "sess-1" and not request.ids
     request = request_of("mem_search")({"query": "q", "selectedIds": [12, "S3"]})
     assert not request.HasField("depth_before") and list(request.selected_ids) == ["12", "S3"]
     assert request.mode == "guided"

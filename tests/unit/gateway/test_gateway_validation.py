@@ -56,6 +56,9 @@ def test_mem_search_refuses_unknown_keys_and_bad_types():
     assert refused("mem_search", {"mode": "fast"}).startswith("mode: 'fast' is not one of")
     check("mem_search", {"continuation": TOKEN, "selectedIds": ["#12", 13, "S3"]})
     assert refused("mem_search", {"continuation": TOKEN, "selectedIds": [1.5]}).startswith("selectedIds[0]: ")
+    # Spec 000 types the items ["string", "number"]: 4.0 is id 4, forwarded as "4".
+    args = validate_arguments("mem_search", {"continuation": TOKEN, "selectedIds": [4.0, "#5"]}, {})
+    assert args["selectedIds"] == [4, "#5"]
 
 
 def test_required_and_nested_errors_name_the_field():
@@ -126,5 +129,5 @@ def test_a_huge_value_gives_a_short_error_that_quotes_a_clean_prefix():
     assert message.startswith("query: ") and "4000030 characters; at most 10000 allowed" in message
     many = refused("search", {"concepts": ["c"] * 100_000})
     assert many == "concepts: has 100000 items; at most 50 allowed"
-    unknown = refused("search", {"k" * 100_000: 1})
+    unknown = refused("mem_search", {"k" * 100_000: 1})
     assert len(unknown) < 400
