@@ -8,7 +8,11 @@ interpreter start (`python -c pass`) and the import floor of any gRPC client
 
     .venv/bin/python bench/hooks.py [--runs 20]
 
-Target: p50 under 150 ms per hook (most of it interpreter start and the grpc import).
+The hooks the agent waits for (SessionStart, UserPromptSubmit, the file-context
+PreToolUse on Read) must reach p50 <= 150 ms or <= 2x the interpreter start; the rows
+marked "detached" run as installed (MNEMO_HOOK_DETACH=1: the host waits only for the
+hand-off; the work goes on in a detached worker, awaited between rounds so that it does
+not load the next measurement).
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from tests.fixtures.replay import make_workspace, payloads  # noqa: E402
+from tests.fixtures.replay import make_workspace, payloads, wait_for_workers  # noqa: E402
+
+TARGET_MS = 150.0
+WAITED_FOR = ("SessionStart", "UserPromptSubmit", "PreToolUse (Read)")
 
 
 def timed(argv: list[str], stdin: str, env: dict[str, str]) -> float:
@@ -70,12 +77,16 @@ def main() -> int:
         prompt = next(p for e, p in recorded if e == "UserPromptSubmit")
         edit = next(p for e, p in recorded if e == "PostToolUse" and p["tool_name"] == "Edit")
         read = next(p for e, p in recorded if e == "PostToolUse" and p["tool_name"] == "Read")
+        before_read = next(p for e, p in recorded if e == "PreToolUse")
+        failure = next(p for e, p in recorded if e == "PostToolUseFailure")
         stop = next(p for e, p in recorded if e == "Stop")
+        detached = {**env, "MNEMO_HOOK_DETACH": "1"}
 
         hook = [sys.executable, "-m", "mnemo.cli", "hook"]
         rows: dict[str, list[float]] = {name: [] for name in (
             "python -c pass", "import grpc + stubs", "SessionStart", "UserPromptSubmit", "PostToolUse (Edit)",
-            "PostToolUse (Read)", "Stop")}
+            "PostToolUse (Read)", "PreToolUse (Read)", "Stop", "PostToolUseFailure (detached)",
+            "PostToolUse (Edit, detached)", "Stop (detached)")}
         floor = "import grpc; from mnemo.v1 import store_pb2, store_pb2_grpc; print('{}')"
         for run in range(args.runs):
             session = {"session_id": f"bench-{run}"}
@@ -87,7 +98,14 @@ def main() -> int:
                 {**read, **session, "tool_use_id": f"r{run}"}), env))
             rows["PostToolUse (Edit)"].append(timed(hook + ["PostToolUse"], json.dumps(
                 {**edit, **session, "tool_use_id": f"e{run}"}), env))
+            rows["PreToolUse (Read)"].append(timed(hook + ["PreToolUse"], json.dumps({**before_read, **session}), env))
             rows["Stop"].append(timed(hook + ["Stop"], json.dumps({**stop, **session}), env))
+            rows["PostToolUseFailure (detached)"].append(timed(hook + ["PostToolUseFailure"], json.dumps(
+                {**failure, **session, "tool_use_id": f"f{run}"}), detached))
+            rows["PostToolUse (Edit, detached)"].append(timed(hook + ["PostToolUse"], json.dumps(
+                {**edit, **session, "tool_use_id": f"d{run}"}), detached))
+            rows["Stop (detached)"].append(timed(hook + ["Stop"], json.dumps({**stop, **session}), detached))
+            wait_for_workers(home)
         errors = (home / "logs" / "hooks.log")
         if errors.exists() and '"level": "error"' in errors.read_text():
             raise SystemExit(f"hooks logged errors:\n{errors.read_text()[-2000:]}")
@@ -99,11 +117,19 @@ def main() -> int:
 
     baseline = statistics.median(rows["python -c pass"])
     print(f"hook latency, {args.runs} runs each, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    print(f"{'what':<22} {'p50 ms':>8} {'p95 ms':>8} {'x baseline':>11}")
+    print(f"{'what':<30} {'p50 ms':>8} {'p95 ms':>8} {'x baseline':>11}")
+    met = True
     for name, values in rows.items():
         p50 = statistics.median(values)
-        print(f"{name:<22} {p50:8.1f} {percentile(values, 0.95):8.1f} {p50 / baseline:11.2f}")
-    return 0
+        mark = ""
+        if name in WAITED_FOR:
+            ok = p50 <= TARGET_MS or p50 <= 2 * baseline
+            met = met and ok
+            mark = "  ok" if ok else "  OVER TARGET"
+        print(f"{name:<30} {p50:8.1f} {percentile(values, 0.95):8.1f} {p50 / baseline:11.2f}{mark}")
+    print(f"target for the hooks the agent waits for: p50 <= {TARGET_MS:.0f} ms or <= 2x python -c pass: "
+          f"{'met' if met else 'NOT met'}")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -36,11 +36,12 @@ STACK_START_TIMEOUT_S = 20.0
 class HookClients:
     """Connections to store_svc and search_svc, opened on first use and closed together."""
 
-    def __init__(self, settings: Any, timeout: float | None = None):
+    def __init__(self, settings: Any, timeout: float | None = None, may_start_stack: bool = True):
         self.settings = settings
         self.timeout = timeout or min(settings.rpc_timeout_s, 10.0)
         self._clients: dict[str, ServiceClient[UnaryCaller]] = {}
-        self._stack_started = False
+        # A hook on the agent's critical path (PreToolUse) must not wait for a stack to start.
+        self._stack_started = not may_start_stack
         self._lean: dict[str, H2Channel] = {}
         self.lean_failures: list[str] = []
         """Calls the lean path could not complete (then made through grpc); logged by hooks."""

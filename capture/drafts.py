@@ -52,14 +52,28 @@ class Draft:
         )
 
 
+FAILURE_EVENT = "PostToolUseFailure"
+
+
 @dataclass(frozen=True)
 class ToolEvent:
-    """One tool use as a hook reports it (inputs already privacy-stripped)."""
+    """One tool use as a hook reports it (inputs already privacy-stripped).
+
+    `event` is the host's event kind: Claude Code fires PostToolUseFailure, with the error
+    text as `tool_response`, for a call that failed, and PostToolUse for one that did not.
+    `platform` tells how far a PostToolUse of a shell command vouches for its success.
+    """
 
     tool_name: str
     tool_input: Any
     tool_response: Any
     cwd: str = ""
+    event: str = "PostToolUse"
+    platform: str = "claude"
+
+    @property
+    def failed_call(self) -> bool:
+        return self.event == FAILURE_EVENT
 
 
 # --------------------------------------------------------------------------------------
@@ -164,6 +178,7 @@ def line_count(text: str) -> int:
 
 
 def first_line(text: str, limit: int = 80) -> str:
+    """The first non-blank line, trimmed (a title or fact, never stored code)."""
     stripped = text.strip()
     line = stripped.splitlines()[0] if stripped else ""
     return cap(line.strip(), limit)

@@ -8,9 +8,13 @@ Events (Claude Code names; kebab/snake case accepted too):
 - SessionStart: start the stack if needed; inject the start-of-session context.
 - UserPromptSubmit: upsert the session, record the prompt. An entirely private prompt is
   stored nowhere, and the tool uses that follow it are not recorded either.
-- PostToolUse: record the raw tool use, compile observations (read-only tools are
-  merged per burst at Stop, see capture.observer).
-- Stop: flush read bursts, write the summary of the stretch since the previous Stop.
+- PreToolUse (Read): the recent observations about the file, as additional context.
+- PostToolUse / PostToolUseFailure: record the raw tool use, compile observations (a
+  failure is a bugfix candidate, linked to its fix later; read-only tools are merged per
+  burst at Stop). See capture.hook_tools.
+- SubagentStop: the sub-agent's final report, kept as its claim.
+- PreCompact, Stop: flush read bursts, write the summary of the stretch since the
+  previous Stop (before compaction drops it from the context).
 - SessionEnd: the same flush, then mark the session completed.
 """
 
@@ -22,27 +26,32 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from capture.hook_call import HookCall, add_observations, log, parse_json
+from capture.hook_tools import CONTEXT_TAG, READ_ONLY_TOOLS, post_tool_use, post_tool_use_failure, pre_tool_use
 from capture.journal import Journal, SessionState, entries_digest
-from capture.project import project_name
-from mnemo.privacy import clean, is_entirely_private, strip_private
 from mnemo.vocab import DEFAULT_PLATFORM
 
 if TYPE_CHECKING:  # the observer compiles many patterns: imported only by the events that use it
-    from capture.observer import Draft, ToolEvent
+    from capture.observer import ToolEvent
+
+__all__ = ["CONTEXT_TAG", "EVENTS", "READ_ONLY_TOOLS", "handle", "log", "run"]
 
 EVENTS = {
     "sessionstart": "SessionStart",
     "userpromptsubmit": "UserPromptSubmit",
+    "pretooluse": "PreToolUse",
     "posttooluse": "PostToolUse",
+    "posttoolusefailure": "PostToolUseFailure",
+    "subagentstop": "SubagentStop",
+    "precompact": "PreCompact",
     "stop": "Stop",
     "sessionend": "SessionEnd",
 }
-CONTEXT_TAG = "mnemo-context"
-# Kept equal to capture.observer.READ_ONLY_TOOLS (a unit test checks), so the hot
-# path of a read does not import the observer.
-READ_ONLY_TOOLS = frozenset({"Read", "Grep", "Glob", "LS"})
 MAX_STDIN_BYTES = 32 * 1024 * 1024
-TOOL_TEXT_PRECAP = 1024 * 1024
+# Events on the agent's critical path: a short deadline, and no stack start to wait for.
+FAST_EVENTS = {"PreToolUse": 2.0}
+FLUSH_WAIT_S = 10.0
+WORKER_TURN_WAIT_S = 30.0
 
 
 def run(settings: Any, args: Any) -> int:
@@ -51,9 +60,12 @@ def run(settings: Any, args: Any) -> int:
     event = canonical_event(getattr(args, "event", ""))
     platform = (getattr(args, "platform", "") or DEFAULT_PLATFORM).strip().lower()
     reply: dict[str, Any] = {}
+    worker_of: Journal | None = None
     try:
         payload = read_payload(sys.stdin)
-        reply = handle(settings, event, payload, platform)
+        handed_off, worker_of = _hand_off(settings, event, payload, platform)
+        if not handed_off:
+            reply = handle(settings, event, payload, platform)
     except Exception as err:  # noqa: BLE001 - the host must never see a hook fail
         import traceback
 
@@ -61,10 +73,31 @@ def run(settings: Any, args: Any) -> int:
             trace=traceback.format_exc(limit=8))
         reply = {}
     finally:
+        if worker_of is not None:
+            worker_of.unmark_inflight(os.getpid())
         log(settings, "debug", "hook done", hook=event, ms=round((time.perf_counter() - started) * 1000, 1))
     sys.stdout.write(json.dumps(reply))
     sys.stdout.flush()
     return 0
+
+
+def _hand_off(settings: Any, event: str, payload: dict[str, Any], platform: str) -> tuple[bool, Journal | None]:
+    """(True, None) in a parent that forked a worker for the event (capture.detach);
+    (False, the session's journal) in that worker; (False, None) when not detaching."""
+    from capture import detach
+
+    session_id = payload.get("session_id")
+    if not (detach.wanted(event) and isinstance(session_id, str) and session_id.strip()):
+        return False, None
+    journal = Journal(settings.home / "capture", platform, session_id[:256])
+    pid = detach.fork_worker()
+    if pid:
+        journal.mark_inflight(pid)
+        return True, None
+    detach.await_marker(journal, os.getpid())
+    if not journal.wait_for_earlier(os.getpid(), WORKER_TURN_WAIT_S):
+        log(settings, "warning", "worker ran before earlier hooks finished", hook=event, session=journal.key)
+    return False, journal
 
 
 def canonical_event(name: str) -> str:
@@ -92,16 +125,18 @@ def handle(settings: Any, event: str, payload: dict[str, Any], platform: str) ->
     check_payload(payload)
     from capture.client import HookClients
 
-    clients = HookClients(settings)
+    budget = FAST_EVENTS.get(event)
+    clients = HookClients(settings, timeout=budget, may_start_stack=budget is None)
     try:
-        return handler(_Hook(settings, clients, payload, platform))
+        return handler(HookCall(settings, clients, payload, platform))
     finally:
         clients.close()
         if clients.lean_failures:
             log(settings, "warning", "lean calls redone through grpc", hook=event, calls=clients.lean_failures)
 
 
-_TEXT_FIELDS = ("session_id", "cwd", "prompt", "tool_name", "tool_use_id", "transcript_path", "hook_event_name")
+_TEXT_FIELDS = ("session_id", "cwd", "prompt", "tool_name", "tool_use_id", "transcript_path", "hook_event_name",
+                "error", "last_assistant_message", "agent_type", "agent_transcript_path", "trigger")
 
 
 def check_payload(payload: dict[str, Any]) -> None:
@@ -114,47 +149,11 @@ def check_payload(payload: dict[str, Any]) -> None:
         raise ValueError("hook input has no session_id")
 
 
-class _Hook:
-    """One hook invocation: its payload, clients, and the session's journal."""
-
-    def __init__(self, settings: Any, clients: Any, payload: dict[str, Any], platform: str):
-        self.settings = settings
-        self.clients = clients
-        self.payload = payload
-        self.platform = platform
-        self.session_id = str(payload.get("session_id") or "")[:256]
-        self.cwd = str(payload.get("cwd") or "")
-        self.project = project_name(self.cwd or None, settings.project)
-        if not self.session_id:
-            raise ValueError("hook input has no session_id")  # check_payload refuses it first
-        self.journal = Journal(settings.home / "capture", platform, self.session_id)
-
-    def state(self) -> SessionState | None:
-        return self.journal.load_state()
-
-    def ensure_session(self, user_prompt: str = "") -> SessionState:
-        """The session's state, creating the session row on first sight."""
-        state = self.state()
-        if state is not None and state.memory_session_id:
-            return state
-        from capture import rpcs
-        from mnemo.v1 import store_pb2
-
-        session = self.clients.call(rpcs.UPSERT_SESSION, store_pb2.UpsertSessionRequest(
-            content_session_id=self.session_id, project=self.project, platform_source=self.platform,
-            user_prompt=user_prompt,
-        ))
-        state = SessionState(self.session_id, self.platform, session.project or self.project,
-                             memory_session_id=session.memory_session_id or self.session_id)
-        self.journal.save_state(state)
-        return state
-
-
 # --------------------------------------------------------------------------------------
 # events
 
 
-def _session_start(hook: _Hook) -> dict[str, Any]:
+def _session_start(hook: HookCall) -> dict[str, Any]:
     from capture import rpcs
     from mnemo.v1 import search_pb2
 
@@ -162,16 +161,18 @@ def _session_start(hook: _Hook) -> dict[str, Any]:
         project=hook.project, token_budget=hook.settings.context_token_budget,
     ))
     text = reply.text.strip()
-    if not text:
-        return {}
+    if not text or not (reply.observations or reply.summaries):
+        return {}  # a new project: "no previous sessions" is not worth the model's context
     return {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
         "additionalContext": f"<{CONTEXT_TAG}>\n{text}\n</{CONTEXT_TAG}>",
     }}
 
 
-def _user_prompt_submit(hook: _Hook) -> dict[str, Any]:
+def _user_prompt_submit(hook: HookCall) -> dict[str, Any]:
     raw = str(hook.payload.get("prompt") or "")
+    from mnemo.privacy import clean, is_entirely_private
+
     text = clean(raw)
     if is_entirely_private(raw) or (raw.strip() and not text):
         # Stored nowhere, not even in the session row; and what follows it stays private too.
@@ -200,35 +201,13 @@ def _user_prompt_submit(hook: _Hook) -> dict[str, Any]:
     return {}
 
 
-def _post_tool_use(hook: _Hook) -> dict[str, Any]:
-    tool_name = str(hook.payload.get("tool_name") or "")
-    if not tool_name or tool_name in hook.settings.skip_tools:
-        return {}
-    state = hook.state()
-    if state is not None and state.private:
-        return {}
-    state = hook.ensure_session()
-    tool_input = clean_value(hook.payload.get("tool_input"))
-    tool_response = clean_value(hook.payload.get("tool_response"))
-    row = _record_tool_use(hook, state, tool_name, tool_input, tool_response)
-    if tool_name in READ_ONLY_TOOLS:
-        hook.journal.append({"t": row.id, "n": state.prompt_number, "r": 1})
-        return {}
-    from capture.observer import ToolEvent
-
-    drafts, _generator = _observe(hook.settings, ToolEvent(tool_name, tool_input, tool_response, hook.cwd))
-    ids = _add_observations(hook, state, drafts, [row.id], f"tool:{row.tool_use_id or row.id}")
-    hook.journal.append({"t": row.id, "n": state.prompt_number, "o": ids})
-    return {}
-
-
-def _stop(hook: _Hook) -> dict[str, Any]:
+def _stop(hook: HookCall) -> dict[str, Any]:
     if not (hook.state() or SessionState("", "", "")).private:
         _flush(hook, write_summary=True)
     return {}
 
 
-def _session_end(hook: _Hook) -> dict[str, Any]:
+def _session_end(hook: HookCall) -> dict[str, Any]:
     state = hook.state()
     if state is not None and not state.private:
         _flush(hook, write_summary=True)
@@ -243,10 +222,47 @@ def _session_end(hook: _Hook) -> dict[str, Any]:
     return {}
 
 
+def _pre_compact(hook: HookCall) -> dict[str, Any]:
+    """The context is about to be compacted: write down the stretch so far while the
+    transcript still holds it (the same work as Stop)."""
+    return _stop(hook)
+
+
+def _subagent_stop(hook: HookCall) -> dict[str, Any]:
+    """A sub-agent finished: its report, kept as what it said (the Task tool's own
+    PostToolUse records the call; this keeps the agent's type and final words)."""
+    state = hook.state()
+    from mnemo.privacy import strip_private
+
+    report = strip_private(str(hook.payload.get("last_assistant_message") or ""))
+    if not report or (state is not None and state.private):
+        return {}
+    from capture.drafts import Draft, first_line, keyword_concepts
+
+    state = hook.ensure_session()
+    agent = str(hook.payload.get("agent_type") or "sub-agent")[:80]
+    draft = Draft(
+        type="discovery",
+        title=f"Sub-agent {agent} reported: {first_line(report, 90)}",
+        subtitle=f"Final report of the {agent} sub-agent",
+        narrative=f"The {agent} sub-agent reported (its own words, not checked by a tool):\n{report}",
+        facts=[f"Sub-agent: {agent}", f"Report: {first_line(report, 200)}"],
+        concepts=["how-it-works"] + keyword_concepts(report[:2000]),
+    ).cleaned()
+    agent_id = str(hook.payload.get("agent_id") or "")[:128] or "unknown"
+    ids = add_observations(hook, state, [draft], [], f"subagent:{agent_id}")
+    hook.journal.append({"n": state.prompt_number, "o": ids})
+    return {}
+
+
 _HANDLERS = {
     "SessionStart": _session_start,
     "UserPromptSubmit": _user_prompt_submit,
-    "PostToolUse": _post_tool_use,
+    "PreToolUse": pre_tool_use,
+    "PostToolUse": post_tool_use,
+    "PostToolUseFailure": post_tool_use_failure,
+    "SubagentStop": _subagent_stop,
+    "PreCompact": _pre_compact,
     "Stop": _stop,
     "SessionEnd": _session_end,
 }
@@ -256,51 +272,11 @@ _HANDLERS = {
 # the work
 
 
-def _record_tool_use(hook: _Hook, state: SessionState, name: str, tool_input: Any, tool_response: Any) -> Any:
-    from capture import rpcs
-    from mnemo.v1 import common_pb2, store_pb2
-
-    tool_use = common_pb2.ToolUse(
-        content_session_id=hook.session_id, project=state.project,
-        tool_use_id=str(hook.payload.get("tool_use_id") or "")[:256], tool_name=name[:256],
-        tool_input=_json_text(tool_input), tool_response=_json_text(tool_response),
-        cwd=hook.cwd, prompt_number=state.prompt_number,
-    )
-    return hook.clients.call(rpcs.RECORD_TOOL_USE, store_pb2.RecordToolUseRequest(tool_use=tool_use))
-
-
-def _observe(settings: Any, event: ToolEvent) -> tuple[list[Draft], str]:
-    if settings.anthropic_api_key:
-        from capture.llm_observer import observe_with_llm
-
-        return observe_with_llm(settings, event)
-    from capture.observer import observe
-
-    return observe(event), "deterministic"
-
-
-def _add_observations(hook: _Hook, state: SessionState, drafts: list[Draft], tool_use_ids: list[int],
-                      key: str) -> list[int]:
-    if not drafts:
-        return []
-    from capture import rpcs
-    from mnemo.v1 import common_pb2, store_pb2
-
-    observations = [
-        common_pb2.Observation(
-            memory_session_id=state.memory_session_id, project=state.project, type=d.type, title=d.title,
-            subtitle=d.subtitle, narrative=d.narrative, facts=d.facts, concepts=d.concepts,
-            files_read=d.files_read, files_modified=d.files_modified, prompt_number=state.prompt_number,
-            tool_use_ids=tool_use_ids, external_id=f"mnemo:{hook.journal.key}:{key}:{i}",
-        )
-        for i, d in enumerate(drafts)
-    ]
-    reply = hook.clients.call(rpcs.ADD_OBSERVATIONS, store_pb2.AddObservationsRequest(observations=observations))
-    return list(reply.ids)
-
-
-def _flush(hook: _Hook, write_summary: bool) -> None:
+def _flush(hook: HookCall, write_summary: bool) -> None:
     """Merge pending read bursts into observations and summarize the stretch."""
+    # Tool uses fired before this event and still being written by workers belong to it.
+    if not hook.journal.wait_for_earlier(os.getpid(), FLUSH_WAIT_S):
+        log(hook.settings, "warning", "flushing while tool-use hooks are still running", session=hook.journal.key)
     claimed = hook.journal.claim()
     entries = Journal.read(claimed)
     state = hook.state()
@@ -317,7 +293,7 @@ def _flush(hook: _Hook, write_summary: bool) -> None:
 
         row_ids = [e["t"] for e in burst]
         state.prompt_number = burst[-1].get("n", state.prompt_number)
-        observation_ids += _add_observations(hook, state, [merge_reads(events)], row_ids,
+        observation_ids += add_observations(hook, state, [merge_reads(events)], row_ids,
                                              f"reads:{row_ids[0]}-{row_ids[-1]}")
     observation_ids += [i for e in entries for i in e.get("o", [])]
     if write_summary:
@@ -344,7 +320,7 @@ def _bursts(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return bursts
 
 
-def _fetch_tool_uses(hook: _Hook, ids: list[int]) -> dict[int, Any]:
+def _fetch_tool_uses(hook: HookCall, ids: list[int]) -> dict[int, Any]:
     from capture import rpcs
     from mnemo.v1 import store_pb2
 
@@ -357,15 +333,18 @@ def _fetch_tool_uses(hook: _Hook, ids: list[int]) -> dict[int, Any]:
 
 
 def _event_of(tool_use: Any) -> ToolEvent:
-    from capture.observer import ToolEvent
+    from capture.drafts import FAILURE_EVENT, ToolEvent
 
-    return ToolEvent(
-        tool_use.tool_name, _parse_json(tool_use.tool_input), _parse_json(tool_use.tool_response), tool_use.cwd
-    )
+    response = parse_json(tool_use.tool_response)
+    # A failure is stored as the host's error fields (capture.hook_tools._response_of).
+    failed = isinstance(response, dict) and "error" in response and set(response) <= {
+        "error", "is_interrupt", "duration_ms"}
+    return ToolEvent(tool_use.tool_name, parse_json(tool_use.tool_input), response, tool_use.cwd,
+                     FAILURE_EVENT if failed else "PostToolUse")
 
 
 def _write_summary(
-    hook: _Hook,
+    hook: HookCall,
     state: SessionState,
     entries: list[dict[str, Any]],
     prompt_ids: list[int],
@@ -377,6 +356,7 @@ def _write_summary(
     from capture import rpcs
     from capture.summary import ObservationView, is_empty, summarize
     from capture.transcript import last_assistant_message
+    from mnemo.privacy import strip_private
     from mnemo.v1 import common_pb2, store_pb2
 
     refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_PROMPT, id=i) for i in prompt_ids]
@@ -388,7 +368,9 @@ def _write_summary(
         for o in (r.observation for r in records if r.WhichOneof("record") == "observation")
     ]
     events = [_event_of(tool_uses[e["t"]]) for e in entries if e.get("t") in tool_uses]
-    last_message = strip_private(last_assistant_message(str(hook.payload.get("transcript_path") or "")))
+    said = hook.payload.get("last_assistant_message")  # Claude Code 2.1 sends it; older hosts: the transcript
+    last_message = strip_private(said if isinstance(said, str) and said else last_assistant_message(
+        str(hook.payload.get("transcript_path") or "")))
     summary = summarize(prompts, events, observations, last_message)
     if is_empty(summary):
         return
@@ -411,50 +393,3 @@ def _stretch_key(state: SessionState, entries: list[dict[str, Any]]) -> str:
 
 # --------------------------------------------------------------------------------------
 # helpers
-
-
-def clean_value(value: Any) -> Any:
-    """The same structure with every string privacy-cleaned (so JSON text stays valid)."""
-    if isinstance(value, str):
-        return clean(value[:TOOL_TEXT_PRECAP])
-    if isinstance(value, dict):
-        return {str(k): clean_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean_value(v) for v in value]
-    return value
-
-
-def _json_text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _parse_json(text: str) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text  # capped by the store: the prefix is still useful text
-
-
-def log(settings: Any, level: str, message: str, **fields: Any) -> None:
-    """One JSON line in $MNEMO_HOME/logs/hooks.log (stdlib only: structlog costs ~100 ms
-    of import per hook). Never raises, never writes to stdout."""
-    if level == "debug" and getattr(settings, "log_level", "info") != "debug":
-        return
-    try:
-        logs_dir = settings.logs_dir
-        logs_dir.mkdir(parents=True, exist_ok=True)
-        record = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "level": level,
-            "event": message,
-            "pid": os.getpid(),
-            **fields,
-        }
-        with open(logs_dir / "hooks.log", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=str) + "\n")
-    except Exception:  # noqa: BLE001 - logging must not break the host either
-        pass

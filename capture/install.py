@@ -1,39 +1,75 @@
-"""`mnemo install claude-code` / `mnemo uninstall claude-code`.
+"""`mnemo install claude-code|codex|cursor` / `mnemo uninstall ...`.
 
 Claude Code reads hooks from ~/.claude/settings.json (`hooks.<Event>[] = {matcher?,
-hooks: [{type: "command", command, timeout}]}`) and user-scope MCP servers from
+hooks: [{type: "command", command, timeout, async?}]}`) and user-scope MCP servers from
 ~/.claude.json (`mcpServers.<name> = {type: "stdio", command, args, env}`).
 
-Install adds mnemo's five hooks and the `mcp-search` server; uninstall removes exactly
+Install adds mnemo's hooks and the `mcp-search` server; uninstall removes exactly
 those. Both are idempotent, keep a timestamped backup of every file they change, and
 leave every other key, hook and server as it was. A file that is not valid JSON is
 refused untouched.
+
+The hooks that only write (tool uses, failures, sub-agent reports, compaction) are
+`"async": true`, and they hand their work to a detached worker (capture.detach): the agent
+never waits for them, and a host exiting meanwhile cancels nothing that was handed off.
+Stop is synchronous but hands off at once too (see DETACHED_EVENTS). SessionStart and
+UserPromptSubmit stay synchronous (the first injects context, the second must record the
+prompt before the tool uses that follow it), and so does the file-context PreToolUse on
+Read, whose reply is context for that very read. A non-default home (MNEMO_HOME or --home) and addresses
+set at install time are carried into the hook commands and the server's env, so the
+hooks talk to the stack the user chose, not a second one in ~/.mnemo.
+
+Codex (~/.codex/config.toml) and Cursor (~/.cursor/mcp.json) get the MCP server:
+capture/install_hosts.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
-import shutil
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from capture.install_common import (
+    MCP_NAME,
+    _is_mnemo_launcher,
+    _split_env,
+    _update_json,
+    add_mcp_server,
+    is_mnemo_server,
+    launcher,
+    remove_mcp_server,
+)
 from mnemo.errors import FailedPrecondition
 
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
-# SessionStart may start the stack; the others only write.
-HOOK_TIMEOUTS = {"SessionStart": 60, "UserPromptSubmit": 30, "PostToolUse": 30, "Stop": 60, "SessionEnd": 30}
-MCP_NAME = "mcp-search"
+__all__ = ["ASYNC_EVENTS", "DETACHED_EVENTS", "HOOK_EVENTS", "MCP_NAME", "add_hooks", "add_mcp_server",
+           "hook_command", "is_mnemo_hook", "is_mnemo_server", "remove_hooks", "run_install", "run_uninstall"]
+
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+               "SubagentStop", "PreCompact", "Stop", "SessionEnd")
+# SessionStart may start the stack; PreToolUse never waits for it (capture.hooks.FAST_EVENTS).
+HOOK_TIMEOUTS = {"SessionStart": 60, "UserPromptSubmit": 30, "PreToolUse": 5, "PostToolUse": 30,
+                 "PostToolUseFailure": 30, "SubagentStop": 30, "PreCompact": 60, "Stop": 60, "SessionEnd": 30}
+ASYNC_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "SubagentStop", "PreCompact"})
+# Stop is synchronous but hands its work to a detached worker at once (~the interpreter's
+# start-up): Claude Code cancels async hooks still running when it exits, and `claude -p`
+# exits right after Stop, before an async Stop could summarise anything (seen with 2.1.197,
+# which fires no SessionEnd in -p mode either).
+DETACHED_EVENTS = ASYNC_EVENTS | {"Stop"}
+MATCHERS = {"PreToolUse": "Read", "PostToolUse": "*", "PostToolUseFailure": "*"}
+DETACH_FLAG = "MNEMO_HOOK_DETACH"  # capture.detach.ENV_FLAG, kept here so install imports no hook code
 
 
 def run_install(settings: Any, args: Any) -> int:
+    host = getattr(args, "host", "claude-code")
+    if host != "claude-code":
+        from capture.install_hosts import install_host
+
+        return install_host(host, settings, args)
     paths = _paths(args)
-    base = mnemo_command()
+    base = launcher(settings)
     hooks_changed = _update_json(paths["settings"], lambda data: add_hooks(data, base))
     mcp_changed, conflict = False, ""
     try:
@@ -50,6 +86,11 @@ def run_install(settings: Any, args: Any) -> int:
 
 
 def run_uninstall(settings: Any, args: Any) -> int:
+    host = getattr(args, "host", "claude-code")
+    if host != "claude-code":
+        from capture.install_hosts import uninstall_host
+
+        return uninstall_host(host, settings, args)
     paths = _paths(args)
     hooks_changed = _update_json(paths["settings"], remove_hooks, create=False)
     mcp_changed = _update_json(paths["mcp"], remove_mcp_server, create=False)
@@ -70,7 +111,10 @@ def add_hooks(data: dict[str, Any], base: list[str]) -> dict[str, Any]:
     if not isinstance(hooks, dict):
         raise FailedPrecondition('"hooks" in the Claude Code settings is not an object; fix it by hand first')
     for event in HOOK_EVENTS:
-        wanted = {"type": "command", "command": hook_command(base, event), "timeout": HOOK_TIMEOUTS[event]}
+        wanted: dict[str, Any] = {"type": "command", "command": hook_command(base, event),
+                                  "timeout": HOOK_TIMEOUTS[event]}
+        if event in ASYNC_EVENTS:
+            wanted["async"] = True
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise FailedPrecondition(f'"hooks.{event}" in the Claude Code settings is not a list')
@@ -79,7 +123,7 @@ def add_hooks(data: dict[str, Any], base: list[str]) -> dict[str, Any]:
             continue
         stripped = _without_mnemo(groups)
         hooks[event] = groups if stripped is None else stripped
-        group: dict[str, Any] = {"matcher": "*"} if event == "PostToolUse" else {}
+        group: dict[str, Any] = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
         group["hooks"] = [wanted]
         hooks[event].append(group)
     return data
@@ -129,31 +173,12 @@ def _without_mnemo(groups: list[Any]) -> list[Any] | None:
     return kept_groups if found else None
 
 
-def add_mcp_server(data: dict[str, Any], base: list[str]) -> dict[str, Any]:
-    data = json.loads(json.dumps(data))
-    servers = data.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise FailedPrecondition('"mcpServers" in ~/.claude.json is not an object')
-    current = servers.get(MCP_NAME)
-    if current is not None and not is_mnemo_server(current):
-        raise FailedPrecondition(f"{MCP_NAME!r} is already registered to another command "
-                                 f"({current.get('command') if isinstance(current, dict) else current!r}); "
-                                 "remove it first or keep it")
-    env, argv = _split_env(base)
-    servers[MCP_NAME] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": env}
-    return data
-
-
-def remove_mcp_server(data: dict[str, Any]) -> dict[str, Any]:
-    servers = data.get("mcpServers")
-    if isinstance(servers, dict) and is_mnemo_server(servers.get(MCP_NAME)):
-        data = {**data, "mcpServers": {k: v for k, v in servers.items() if k != MCP_NAME}}
-    return data
-
-
 def hook_command(base: list[str], event: str) -> str:
-    """The shell command line Claude Code runs for `event`."""
+    """The shell command line Claude Code runs for `event`. Async events also detach
+    their work (capture.detach): the host cancels async hooks still running at exit."""
     env, argv = _split_env(base)
+    if event in DETACHED_EVENTS:
+        env = {DETACH_FLAG: "1", **env}
     words = [f"{name}={shlex.quote(value)}" for name, value in env.items()]
     return " ".join(words + [shlex.quote(part) for part in [*argv, "hook", event]])
 
@@ -171,53 +196,6 @@ def is_mnemo_hook(entry: Any) -> bool:
     return _is_mnemo_launcher(head) and tokens[tokens.index("hook") + 1 : tokens.index("hook") + 2] != []
 
 
-def is_mnemo_server(entry: Any) -> bool:
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        return False
-    args = entry.get("args")
-    if not isinstance(args, list):
-        args = []
-    return bool(args) and args[-1] == "mcp" and _is_mnemo_launcher([entry["command"], *args[:-1]])
-
-
-def _is_mnemo_launcher(tokens: list[str]) -> bool:
-    if not tokens:
-        return False
-    if Path(tokens[0]).name in ("mnemo", "mnemo.exe") and len(tokens) == 1:
-        return True
-    return tokens[1:] == ["-m", "mnemo.cli"] or tokens[1:] == ["-m", "mnemo"]
-
-
-def mnemo_command() -> list[str]:
-    """How to run this installation's `mnemo`, as absolute argv (no PATH lookup later).
-
-    Without an installed `mnemo` script (a source checkout run with `python -m`), the
-    interpreter runs the module with PYTHONPATH pointing at the checkout, given as a
-    leading `PYTHONPATH=...` word (hooks run through a shell; the MCP entry gets an env).
-    """
-    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if argv0 is not None and argv0.name == "mnemo" and argv0.exists():
-        return [str(argv0.resolve())]
-    beside = Path(sys.executable).parent / "mnemo"
-    if beside.exists():
-        return [str(beside)]
-    found = shutil.which("mnemo")
-    if found:
-        return [str(Path(found).resolve())]
-    checkout = Path(__file__).resolve().parents[1]
-    return [f"PYTHONPATH={checkout}", sys.executable, "-m", "mnemo.cli"]
-
-
-def _split_env(base: list[str]) -> tuple[dict[str, str], list[str]]:
-    """Leading NAME=VALUE words as an environment, and the argv after them."""
-    env: dict[str, str] = {}
-    rest = list(base)
-    while rest and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", rest[0]):
-        name, _, value = rest.pop(0).partition("=")
-        env[name] = value
-    return env, rest
-
-
 # --------------------------------------------------------------------------------------
 # files
 
@@ -229,47 +207,6 @@ def _paths(args: Any) -> dict[str, Path]:
         "settings": Path(settings_file).expanduser() if settings_file else home / ".claude" / "settings.json",
         "mcp": home / ".claude.json",
     }
-
-
-def _update_json(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]], create: bool = True) -> bool:
-    """Apply `change` to the JSON object in `path`; write (after a backup) only if it differs."""
-    if not path.exists():
-        if not create:
-            return False
-        before: dict[str, Any] = {}
-    else:
-        try:
-            before = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except ValueError as err:
-            raise FailedPrecondition(f"{path} is not valid JSON ({err}); fix or move it, nothing was changed") from None
-        if not isinstance(before, dict):
-            raise FailedPrecondition(f"{path} does not hold a JSON object; nothing was changed")
-    after = change(before)
-    if after == before:
-        return False
-    if path.exists():
-        shutil.copy2(path, _backup_path(path))
-    _write_atomic(path, after)
-    return True
-
-
-def _backup_path(path: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = path.with_name(f"{path.name}.mnemo-backup-{stamp}")
-    n = 1
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.mnemo-backup-{stamp}-{n}")
-        n += 1
-    return candidate
-
-
-def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    tmp = path.with_name(f".{path.name}.mnemo-tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
 
 
 def _report(what: str, path: Path, changed: bool, done: str, unchanged: str) -> None:

@@ -25,6 +25,8 @@ from typing import Any
 JOURNAL = "journal.jsonl"
 STATE = "state.json"
 CLAIMED_SUFFIX = ".claimed"
+FAILURES = "failures"
+INFLIGHT = "inflight."
 
 
 @dataclass
@@ -102,9 +104,76 @@ class Journal:
         if not self.dir.is_dir() or (self.dir / JOURNAL).exists() or any(self.dir.glob(f"*{CLAIMED_SUFFIX}")):
             return
         for leftover in self.dir.iterdir():
+            if leftover.is_dir():
+                for inner in leftover.iterdir():
+                    inner.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    leftover.rmdir()
+                continue
             leftover.unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # a hook wrote meanwhile: keep it
             self.dir.rmdir()
+
+    # -- detached workers (capture.detach) ----------------------------------------------
+    # A marker per worker, named by when its hook arrived and its pid: workers of one
+    # session then take turns in the order the host fired the events (a fix must find
+    # the failure before it), and a flush waits for the tool uses fired before it.
+    def mark_inflight(self, pid: int) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (self.dir / f"{INFLIGHT}{_now_ns():020d}.{pid}").touch(mode=0o600)
+
+    def unmark_inflight(self, pid: int) -> None:
+        for marker in self.dir.glob(f"{INFLIGHT}*.{pid}"):
+            marker.unlink(missing_ok=True)
+
+    def wait_for_earlier(self, own_pid: int, timeout_s: float) -> bool:
+        """Wait until every worker that arrived before `own_pid`'s marker is done (every
+        worker, for a process with no marker). False when the timeout passed first; markers
+        of processes that died do not count."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            markers = self.markers()
+            own = next((arrived for arrived, pid in markers if pid == own_pid), None)
+            limit = own if own is not None else float("inf")
+            busy = [pid for arrived, pid in markers if arrived < limit and pid != own_pid and pid_alive(pid)]
+            if not busy:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)  # another process's marker: there is no event to wait on
+
+    def markers(self) -> list[tuple[int, int]]:
+        if not self.dir.is_dir():
+            return []
+        found = []
+        for marker in self.dir.glob(f"{INFLIGHT}*"):
+            arrived, _, pid = marker.name[len(INFLIGHT):].partition(".")
+            if arrived.isdigit() and pid.isdigit():
+                found.append((int(arrived), int(pid)))
+        return found
+
+    # -- failures waiting for their fix ---------------------------------------------------
+    # One small file per key (a command, a test runner, a file), written atomically: async
+    # hooks run concurrently, and a shared read-modify-write file would lose entries.
+    def remember_failure(self, key: str, failure: dict[str, Any]) -> None:
+        folder = self.dir / FAILURES
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        name = _digest(key)
+        tmp = folder / f".{name}.{os.getpid()}"
+        tmp.write_text(json.dumps(failure), encoding="utf-8")
+        os.replace(tmp, folder / name)
+
+    def take_failure(self, key: str) -> dict[str, Any] | None:
+        """The failure remembered under `key`, forgotten as it is taken (None: none)."""
+        path = self.dir / FAILURES / _digest(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            path.unlink()
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
 
     @staticmethod
     def release(paths: list[Path]) -> None:
@@ -116,6 +185,21 @@ class Journal:
 def session_key(platform: str, content_session_id: str) -> str:
     """A file-name-safe key: the session id is host input, never used as a path."""
     return hashlib.sha256(f"{platform}\0{content_session_id}".encode()).hexdigest()[:24]
+
+
+def pid_alive(pid: int) -> bool:
+    """mnemo.processes.pid_alive without its imports (structlog): hooks start per event."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:24]
 
 
 def entries_digest(entries: list[dict[str, Any]]) -> str:

@@ -37,9 +37,9 @@ from capture.drafts import (
     scalar_text,
     unique,
 )
-from capture.observer_shell import bash_draft, command_kind, shell_outcome
+from capture.observer_shell import bash_draft, command_kind, shell_verdict
 
-__all__ = ["Draft", "ToolEvent", "READ_ONLY_TOOLS", "command_kind", "merge_reads", "observe", "shell_outcome"]
+__all__ = ["Draft", "ToolEvent", "READ_ONLY_TOOLS", "command_kind", "merge_reads", "observe", "shell_verdict"]
 
 
 # --------------------------------------------------------------------------------------
@@ -50,10 +50,12 @@ def observe(event: ToolEvent) -> list[Draft]:
     """Observations for one non-read-only tool use (read-only tools: see merge_reads)."""
     name = event.tool_name
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {"input": event.tool_input}
-    if name in EDIT_TOOLS:
+    if name == "Bash":
+        drafts = [bash_draft(event)]
+    elif event.failed_call:
+        drafts = [_failed_call(name, inputs, event)]
+    elif name in EDIT_TOOLS:
         drafts = [_edit(name, inputs, event.cwd)]
-    elif name == "Bash":
-        drafts = [bash_draft(inputs, event.tool_response)]
     elif name in ("WebFetch", "WebSearch"):
         drafts = [_web(name, inputs, event.tool_response)]
     elif name in ("Task", "Agent"):
@@ -156,6 +158,35 @@ def _edit(name: str, inputs: dict, cwd: str) -> Draft:
         concepts=concepts_for([path], snippet[:2000]) + ["what-changed"],
         files_modified=[path] if path != "a file" else [],
     )
+
+
+def _failed_call(name: str, inputs: dict, event: ToolEvent) -> Draft:
+    """A tool call the host reported as failed (PostToolUseFailure): a bugfix candidate
+    that names what was attempted and the first line of the error."""
+    response = event.tool_response if isinstance(event.tool_response, dict) else {"error": event.tool_response}
+    error = _tool_error_text(str(response.get("error") or ""))
+    target_key = next((k for k in ("file_path", "notebook_path", "path", "url", "pattern") if inputs.get(k)), "")
+    target = relative_path(inputs[target_key], event.cwd) if target_key.endswith("path") else str(
+        inputs.get(target_key, ""))
+    label = f"{name} {target}".strip()
+    facts = [f"{name} failed" + (f" on {target}" if target else ""), f"First error: {first_line(error, 200)}"]
+    if name in EDIT_TOOLS and inputs.get("old_string"):
+        facts.append(f"Looked for `{first_line(str(inputs['old_string']), 120)}`")
+    files = [target] if target_key.endswith("path") and target else []
+    return Draft(
+        type="bugfix",
+        title=f"{cap(label, 80)} failed: {first_line(error, 60)}",
+        subtitle=first_line(error, FACT_MAX),
+        narrative=f"The {name} call failed" + (f" on {target}" if target else "") + f".\n{cap(error, SNIPPET_MAX)}",
+        facts=facts,
+        concepts=concepts_for(files, error) + ["problem-solution", "gotcha"],
+        files_read=files if name not in EDIT_TOOLS else [],
+    )
+
+
+def _tool_error_text(error: str) -> str:
+    """The host's error without its <tool_use_error> wrapper."""
+    return re.sub(r"</?tool_use_error>", "", error).strip()
 
 
 def _edit_fact(path: str, edit: dict) -> str:

@@ -1,132 +1,120 @@
-"""Observer rules for shell commands: what a Bash tool use ran and how it ended.
+"""Observer rules for shell commands: what a Bash tool use ran and how it really ended.
 
-Tests, builds and version control are recognised by the command; the outcome (passed,
-failed, exit code, the first error line) by its output. capture.summary reads the same
-outcome when it sums up a session.
+Tests, builds and version control are recognised by the command; the outcome
+(succeeded / failed / unknown), the failing test names and the first error line by
+capture.outcome, from the event kind first and the output second. capture.summary reads
+the same verdict when it sums up a session.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from capture.drafts import FACT_MAX, SNIPPET_MAX, Draft, cap, concepts_for, first_line, paths_in
+from capture.drafts import FACT_MAX, SNIPPET_MAX, Draft, ToolEvent, cap, concepts_for, first_line, paths_in
+from capture.outcome import FAILED, SUCCEEDED, UNKNOWN, Verdict, judge
 
 # Test runners and build tools recognised in shell commands (first matching wins).
 _TEST_COMMANDS = re.compile(
     r"\b(pytest|py\.test|python3?\s+-m\s+(?:pytest|unittest)|tox|nox|npm\s+(?:run\s+)?test|yarn\s+test|"
     r"pnpm\s+(?:run\s+)?test|bun\s+test|jest|vitest|mocha|go\s+test|cargo\s+test|cargo\s+nextest|"
-    r"mvn\s+test|gradlew?\s+test|rspec|phpunit|dotnet\s+test|ctest|make\s+(?:test|check))\b"
+    r"mvn\s+(?:-\w+\s+)*test|gradlew?\s+test|rspec|phpunit|dotnet\s+test|ctest|make\s+(?:test|check))\b"
 )
 _BUILD_COMMANDS = re.compile(
     r"\b(make|cmake|cargo\s+build|go\s+build|npm\s+run\s+build|tsc|mvn|gradle|docker\s+build|pip\s+install|"
-    r"npm\s+(?:install|ci)|uv\s+(?:sync|pip)|poetry\s+install)\b"
+    r"npm\s+(?:install|ci)|uv\s+(?:sync|pip)|poetry\s+install|dotnet\s+build|eslint|ruff|mypy)\b"
 )
 _VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
 _INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df)\b")
-_ERROR_LINE = re.compile(
-    r"^.*\b(Error|ERROR|Exception|FAILED|FAIL|failed|error:|Traceback|panic:|fatal:|AssertionError|"
-    r"No such file|not found|command not found|Segmentation fault)\b.*$",
-    re.MULTILINE,
-)
-_PYTEST_SUMMARY = re.compile(r"=+\s*(.*?\b(?:passed|failed|error|errors|skipped|no tests ran)\b.*?)\s*=+\s*$", re.M)
-_GENERIC_COUNTS = re.compile(
-    r"(Tests?:\s+.*\b(?:passed|failed|total)\b.*|test result: \w+\..*|^(?:ok|FAIL|PASS)\s+\S+.*$)", re.M
-)
+_VCS_CHANGES = ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick")
+_VCS_READS = ("status", "log", "diff", "show", "blame", "branch")
 
 
-def bash_draft(inputs: dict, response: Any) -> Draft:
-    command = str(inputs.get("command", "")).strip()
+def bash_draft(event: ToolEvent) -> Draft:
+    inputs = event.tool_input if isinstance(event.tool_input, dict) else {"command": str(event.tool_input or "")}
+    command = str(inputs.get("command", ""))
     description = str(inputs.get("description", "")).strip()
-    outcome = shell_outcome(response)
+    verdict = shell_verdict(event)
     short = first_line(command, 100)
     kind = command_kind(command)
-    facts = [f"Ran `{first_line(command, 200)}`"]
-    if outcome.exit_code is not None:
-        facts.append(f"Exit code {outcome.exit_code}")
-    if outcome.counts:
-        facts.append(outcome.counts)
-    if outcome.error_line:
-        facts.append(outcome.error_line)
-    if outcome.interrupted:
-        facts.append("The command was interrupted")
-    vcs = _VCS_COMMANDS.match(command)
-    if outcome.failed:
-        kind_label = "Tests failed" if kind == "test" else "Command failed"
-        title = f"{kind_label}: {short}"
-        type_ = "bugfix"
-        concepts = ["problem-solution", "gotcha"]
-    elif kind == "test":
-        title = f"Tests passed: {short}"
-        type_ = "discovery"
-        concepts = ["how-it-works"]
-    elif vcs and vcs.group(2) in ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick"):
-        title = f"{vcs.group(1)} {vcs.group(2)}: {short}"
-        type_ = "change"
-        concepts = ["what-changed"]
-    elif kind == "inspect" or (vcs and vcs.group(2) in ("status", "log", "diff", "show", "blame", "branch")):
-        title = f"Inspected: {short}"
-        type_ = "discovery"
-        concepts = ["how-it-works"]
-    else:
-        title = f"Ran: {short}"
-        type_ = "change"
-        concepts = ["what-changed"]
-    subtitle = description or ("failed" if outcome.failed else "succeeded") + f": {short}"
-    narrative = f"Ran `{cap(command, 300)}`"
-    if description:
-        narrative += f" ({description})"
-    narrative += ". " + ("It failed." if outcome.failed else "It succeeded.")
-    if outcome.tail:
-        narrative += "\nOutput (end):\n" + outcome.tail
+    type_, title, concepts = _classify(command, kind, verdict, short)
+    subtitle = description or f"{verdict.outcome}: {short}"
+    narrative = f"Ran `{cap(command.strip(), 300)}`" + (f" ({description})" if description else "") + ". "
+    narrative += _outcome_sentence(verdict)
+    tail = _tail(event)
+    if tail:
+        narrative += "\nOutput (end):\n" + tail
     extra = {"test": ["testing"], "build": ["build"], "vcs": ["git"]}.get(kind, [])
     return Draft(
         type=type_,
         title=title,
         subtitle=subtitle,
         narrative=narrative,
-        facts=facts,
+        facts=_facts(command, verdict),
         concepts=extra + concepts_for(paths_in(command), command) + concepts,
     )
 
 
-@dataclass(frozen=True)
-class ShellOutcome:
-    """How a shell command ended, as far as its tool response tells."""
+def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[str, str, list[str]]:
+    """(type, title, concepts) of a run: failures are bugfix candidates; nothing is called
+    passed unless the verdict says it succeeded."""
+    vcs = _VCS_COMMANDS.match(command)
+    if verdict.failed:
+        label = "Tests failed" if kind == "test" else "Command failed"
+        detail = ", ".join(_short_name(n) for n in verdict.failing[:3]) or verdict.error_line
+        return "bugfix", f"{label}: {short}" + (f": {detail}" if detail else ""), ["problem-solution", "gotcha"]
+    if kind == "test":
+        if verdict.succeeded:
+            return "discovery", f"Tests passed: {short}" + (f" ({verdict.counts})" if verdict.counts else ""), [
+                "how-it-works"]
+        return "discovery", f"Ran tests: {short}", ["how-it-works"]
+    if vcs and vcs.group(2) in _VCS_CHANGES:
+        return "change", f"{vcs.group(1)} {vcs.group(2)}: {short}", ["what-changed"]
+    if kind == "inspect" or (vcs and vcs.group(2) in _VCS_READS):
+        return "discovery", f"Inspected: {short}", ["how-it-works"]
+    return "change", f"Ran: {short}", ["what-changed"]
 
-    failed: bool
-    exit_code: int | None
-    error_line: str
-    counts: str
-    tail: str
-    interrupted: bool
+
+def _facts(command: str, verdict: Verdict) -> list[str]:
+    facts = [f"Ran `{first_line(command, 200)}`", f"Outcome: {verdict.outcome}"]
+    if verdict.exit_code is not None:
+        facts.append(f"Exit code {verdict.exit_code}")
+    if verdict.counts:
+        facts.append(verdict.counts)
+    facts.extend(f"Failing test: {name}" for name in verdict.failing)
+    if verdict.error_line:
+        facts.append(f"First error: {verdict.error_line}")
+    if verdict.interrupted:
+        facts.append("The command was interrupted")
+    return facts
 
 
-def shell_outcome(response: Any) -> ShellOutcome:
-    """Read the exit code, error text and test counts out of a Bash tool response.
+def _outcome_sentence(verdict: Verdict) -> str:
+    if verdict.interrupted:
+        return "It was interrupted before it finished."
+    if verdict.failed:
+        return "It failed" + (f" ({verdict.counts})" if verdict.counts else "") + "."
+    if verdict.succeeded:
+        return "It succeeded" + (f" ({verdict.counts})" if verdict.counts else "") + "."
+    return "Its output does not say whether it succeeded."
 
-    Claude Code answers with {stdout, stderr, interrupted, ...}; other hosts send
-    {output, exit_code} or plain text such as "Exit code 1\\n...". Any of them work.
-    """
-    stdout, stderr, exit_code, interrupted = _shell_parts(response)
-    text = "\n".join(part for part in (stdout, stderr) if part)
-    counts = _test_counts(text)
-    error = _ERROR_LINE.search(stderr) or _ERROR_LINE.search(stdout)
-    failed_counts = bool(re.search(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAILED\b|^FAIL\b", counts or "", re.M))
-    failed = (exit_code not in (None, 0)) or interrupted or failed_counts
-    if exit_code is None and not counts and not failed and stderr.strip() and error:
-        failed = True
-    tail = "\n".join(text.strip().splitlines()[-8:])
-    return ShellOutcome(
-        failed=failed,
-        exit_code=exit_code,
-        error_line=cap(" ".join(error.group(0).split()), FACT_MAX) if (error and failed) else "",
-        counts=counts,
-        tail=cap(tail, SNIPPET_MAX),
-        interrupted=interrupted,
-    )
+
+def _short_name(name: str) -> str:
+    """tests/test_calc.py::test_add -> test_add (titles are short; facts keep the full id)."""
+    return name.rsplit("::", 1)[-1] if "::" in name else name
+
+
+def shell_verdict(event: ToolEvent) -> Verdict:
+    """The verdict on a shell tool use, whatever shape the host reported it in."""
+    text, exit_code, interrupted = _shell_parts(event.tool_response)
+    if event.failed_call:
+        host_says = FAILED
+    elif event.platform == "claude" and isinstance(event.tool_response, dict) and "stdout" in event.tool_response:
+        host_says = SUCCEEDED  # Claude Code fires PostToolUse only when the command exited 0 (or benignly)
+    else:
+        host_says = UNKNOWN
+    return judge(text, host_says, exit_code, interrupted)
 
 
 def command_kind(command: str) -> str:
@@ -142,20 +130,34 @@ def command_kind(command: str) -> str:
     return "other"
 
 
-def _shell_parts(response: Any) -> tuple[str, str, int | None, bool]:
+def test_runner(command: str) -> str:
+    """The test runner a command invokes, whitespace-normalised ("" for none)."""
+    match = _TEST_COMMANDS.search(command)
+    return " ".join(match.group(1).split()) if match else ""
+
+
+def _shell_parts(response: Any) -> tuple[str, int | None, bool]:
+    """(output text, exit code if the host sent one, interrupted?) of any host's shape:
+    Claude Code's {stdout, stderr, interrupted}, {output, exit_code}, its failure text
+    "Exit code N\\n<output>", or plain text."""
     if isinstance(response, dict):
-        stdout = str(response.get("stdout") or response.get("output") or "")
-        stderr = str(response.get("stderr") or response.get("error") or "")
+        if "error" in response and "stdout" not in response:  # a stored PostToolUseFailure
+            text, code, _ = _shell_parts(str(response.get("error") or ""))
+            return text, code, bool(response.get("is_interrupt"))
+        parts = (response.get("stdout") or response.get("output"), response.get("stderr"))
+        text = "\n".join(str(p) for p in parts if p)
         code = next((response[k] for k in ("exit_code", "exitCode", "returncode", "code") if k in response), None)
         exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
-        return stdout, stderr, exit_code, bool(response.get("interrupted"))
+        return text, exit_code, bool(response.get("interrupted"))
     text = response if isinstance(response, str) else json.dumps(response) if response is not None else ""
-    match = re.match(r"\s*(?:Error:\s*)?Exit code (\d+)", text)
-    return text, "", (int(match.group(1)) if match else None), False
+    match = re.match(r"\s*(?:Error:\s*)?Exit code (\d+)\r?\n?", text)
+    return (text[match.end():], int(match.group(1)), False) if match else (text, None, False)
 
 
-def _test_counts(text: str) -> str:
-    summaries = _PYTEST_SUMMARY.findall(text) or _GENERIC_COUNTS.findall(text)
-    return cap(summaries[-1].strip(), FACT_MAX) if summaries else ""
+def _tail(event: ToolEvent) -> str:
+    text, _, _ = _shell_parts(event.tool_response)
+    lines = text.rstrip().splitlines()[-8:]
+    return cap("\n".join(lines), SNIPPET_MAX)
 
 
+__all__ = ["FACT_MAX", "bash_draft", "command_kind", "shell_verdict", "test_runner"]

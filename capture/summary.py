@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from capture.observer import ToolEvent, command_kind, shell_outcome
+from capture.observer import ToolEvent, command_kind, shell_verdict
 from mnemo.privacy import clean
 from mnemo.v1 import common_pb2
 
@@ -67,15 +67,17 @@ class _Run:
     command: str
     kind: str
     failed: bool
+    passed: bool
     detail: str
 
     @staticmethod
     def of(event: ToolEvent) -> _Run:
         inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
         command = str(inputs.get("command", "")).strip()
-        outcome = shell_outcome(event.tool_response)
-        detail = outcome.counts or outcome.error_line
-        return _Run(_short(command), command_kind(command), outcome.failed, detail)
+        verdict = shell_verdict(event)
+        names = ", ".join(verdict.failing[:5])
+        detail = "; ".join(d for d in (verdict.counts, names or verdict.error_line) if d)
+        return _Run(_short(command), command_kind(command), verdict.failed, verdict.succeeded, detail)
 
 
 def _investigated(files_read: list[str], observations: Sequence[ObservationView]) -> str:
@@ -104,7 +106,8 @@ def _learned(runs: list[_Run], observations: Sequence[ObservationView], last_mes
     decisions = [o.title for o in observations if o.type == "decision"]
     parts.extend(decisions[:3])
     if last_message:
-        parts.append(_first_sentences(last_message))
+        # What the model said is a claim, not something a tool showed: labelled as such.
+        parts.append(f"The assistant said (unverified): {_first_sentences(last_message)}")
     return "\n".join(_unique(parts))
 
 
@@ -113,7 +116,7 @@ def _completed(files_edited: list[str], runs: list[_Run]) -> str:
     if files_edited:
         parts.append("Modified " + ", ".join(files_edited[:15]))
     last_tests = _last_of_kind(runs, "test")
-    if last_tests and not last_tests.failed:
+    if last_tests and last_tests.passed:
         parts.append(f"Tests pass: `{last_tests.command}`" + (f" ({last_tests.detail})" if last_tests.detail else ""))
     commits = [r.command for r in runs if re.match(r"git (commit|push|merge)", r.command) and not r.failed]
     parts.extend(f"Ran `{c}`" for c in commits[:3])
@@ -150,7 +153,7 @@ def _fixed_runs(runs: list[_Run]) -> list[str]:
     for run in runs:
         if run.failed:
             failed_before.add(run.command)
-        elif run.command in failed_before and run.command not in fixed:
+        elif run.passed and run.command in failed_before and run.command not in fixed:
             fixed.append(run.command)
     return fixed
 

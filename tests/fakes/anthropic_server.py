@@ -12,6 +12,16 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    """Answer `payload` as JSON (the fakes' one way of replying with a body)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class FakeAnthropic:
     def __init__(self, responder: Callable[[dict], str]):
         self.responder = responder
@@ -34,12 +44,7 @@ class FakeAnthropic:
                 })
 
             def _send(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
             def log_message(self, *args):  # keep test output clean
                 pass

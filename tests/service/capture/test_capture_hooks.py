@@ -54,10 +54,11 @@ def workspace(settings, tmp_path):
 def test_replayed_session_is_recorded_compiled_and_summarized(settings, store_server, workspace):
     repo, transcript = workspace
     env = subprocess_env(settings)
-    runs = replay(repo, transcript, env, events=["UserPromptSubmit", "PostToolUse", "Stop"])
+    tool_events = ["PostToolUse", "PostToolUseFailure"]
+    runs = replay(repo, transcript, env, events=["UserPromptSubmit", "PreToolUse", *tool_events, "Stop"])
     before = counts(settings.database)
     # Replayed tool uses and Stop (a host retrying hooks) store nothing twice.
-    runs += replay(repo, transcript, env, events=["PostToolUse", "Stop"])
+    runs += replay(repo, transcript, env, events=[*tool_events, "Stop"])
     after = counts(settings.database)
     for table in ("sdk_sessions", "observations", "tool_uses", "session_summaries"):
         assert after[table] == before[table], table
@@ -86,13 +87,26 @@ def test_replayed_session_is_recorded_compiled_and_summarized(settings, store_se
         "pricing and make sure the tests pass."]
     assert "TodoWrite" not in {t.tool_name for t in tool_uses}  # a skip-listed tool
     assert len(tool_uses) == 8 and all(t.observation_ids for t in tool_uses)
+    [edit_use] = [t for t in tool_uses if t.tool_use_id == "toolu_01EditPricing"]
+    assert json.loads(edit_use.tool_input)["old_string"] == "    return price * (1 - discount)"  # as sent
     by_title = {o.title: o for o in observations}
     burst = next(o for o in observations if o.type == "discovery" and o.files_read)
     assert list(burst.files_read) == ["src/shop/pricing.py", "tests/test_pricing.py"]
     assert len(burst.tool_use_ids) == 3  # grep + two reads merged into one discovery
-    failing = by_title["Tests failed: python -m pytest tests/test_pricing.py -q"]
-    assert failing.type == "bugfix" and "1 failed, 2 passed in 0.06s" in failing.facts
-    assert by_title["Tests passed: python -m pytest tests/test_pricing.py -q"].type == "discovery"
+    failing = by_title["Tests failed: python -m pytest -q tests/test_pricing.py: test_discount_rounding"]
+    assert failing.type == "bugfix" and "1 failed, 2 passed" in failing.facts
+    assert "Failing test: tests/test_pricing.py::test_discount_rounding" in failing.facts
+    assert "First error: E AssertionError: assert Decimal('17.991') == Decimal('17.99')" in failing.facts
+    assert by_title["Tests passed: python -m pytest -q tests/test_pricing.py (3 passed)"].type == "discovery"
+    [fix] = [o for o in observations if o.title.startswith("Fixed: ")]
+    [failed_use] = [t for t in tool_uses if t.tool_use_id == "toolu_01PytestFails"]
+    [passed_use] = [t for t in tool_uses if t.tool_use_id == "toolu_01PytestPasses"]
+    assert fix.type == "bugfix" and sorted(fix.tool_use_ids) == sorted([failed_use.id, passed_use.id])
+    assert f"Failure observation #{failing.id}" in fix.facts
+    # The failure is stored as the host reported it, and nothing compiled from it claims success.
+    assert json.loads(failed_use.tool_response)["error"].startswith("Exit code 1\nF..")
+    for observation in (o for o in observations if failed_use.id in o.tool_use_ids and o.id != fix.id):
+        assert "Outcome: succeeded" not in observation.facts and "passed:" not in observation.title
     edits = [o for o in observations if o.type == "change"]
     assert {f for o in edits for f in o.files_modified} == {"src/shop/pricing.py"}
 
@@ -107,6 +121,7 @@ def test_replayed_session_is_recorded_compiled_and_summarized(settings, store_se
     assert summary.request.startswith("The checkout total is off by a cent")
     assert "src/shop/pricing.py" in summary.investigated
     assert "failed at first and passed after the changes" in summary.learned
+    assert "The assistant said (unverified): Fixed the rounding bug" in summary.learned
     assert "Tests pass" in summary.completed and summary.next_steps.startswith("Next step: add a test")
     assert list(summary.files_edited) == ["src/shop/pricing.py"] and summary.prompt_number == 1
 

@@ -29,13 +29,29 @@ def test_loading_the_hook_module_imports_nothing_heavy():
     assert json.loads(done.stdout) == []
 
 
-def test_a_skipped_tool_never_loads_grpc(tmp_path):
-    code = ("import sys, io, json, types; from mnemo.config import load_settings; "
-            "from capture import hooks; "
-            "sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({'session_id': 's', 'tool_name': 'TodoWrite', "
-            "'cwd': '/tmp'}).encode())); "
-            f"hooks.run(load_settings({{'home': {str(tmp_path)!r}}}, environ={{}}), "
-            "types.SimpleNamespace(event='PostToolUse', platform='claude')); "
-            "print('', 'grpc' in sys.modules)")
+def modules_loaded_by_a_hook(home, event: str, payload: dict, watched: tuple[str, ...], detach: bool = False) -> str:
+    """Run one hook in a fresh interpreter; its stdout: the reply, then which of `watched`
+    modules it had loaded."""
+    code = ("import sys, io, json, types, os; "
+            + ("os.environ['MNEMO_HOOK_DETACH'] = '1'; " if detach else "")
+            + "from mnemo.config import load_settings; from capture import hooks; "
+            f"sys.stdin = io.TextIOWrapper(io.BytesIO({json.dumps(payload).encode()!r})); "
+            f"hooks.run(load_settings({{'home': {str(home)!r}}}, environ={{}}), "
+            f"types.SimpleNamespace(event={event!r}, platform='claude')); "
+            f"print('', sorted(m for m in {watched!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert done.stdout == "{} False\n", done.stderr
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_skipped_tool_never_loads_grpc(tmp_path):
+    payload = {"session_id": "s", "tool_name": "TodoWrite", "cwd": "/tmp"}
+    assert modules_loaded_by_a_hook(tmp_path, "PostToolUse", payload, ("grpc",)) == "{} []\n"
+
+
+def test_a_detached_hook_hands_off_before_loading_protobuf_or_privacy(tmp_path):
+    # The host waits for this part only (Stop, and async hooks it may cancel): the worker
+    # does the rest in its own session, with stdout on /dev/null.
+    watched = ("google.protobuf", "mnemo.privacy", "grpc")
+    payload = {"session_id": "s", "cwd": "/tmp"}
+    assert modules_loaded_by_a_hook(tmp_path, "Stop", payload, watched, detach=True) == "{} []\n"

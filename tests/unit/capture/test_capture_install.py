@@ -10,7 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from capture.install import HOOK_EVENTS, _split_env, add_hooks, add_mcp_server, is_mnemo_hook, remove_hooks
+from capture.install import (
+    ASYNC_EVENTS,
+    DETACHED_EVENTS,
+    HOOK_EVENTS,
+    HOOK_TIMEOUTS,
+    MATCHERS,
+    _split_env,
+    add_hooks,
+    add_mcp_server,
+    is_mnemo_hook,
+    remove_hooks,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -121,7 +132,8 @@ def test_a_stale_mnemo_path_is_replaced_in_place_not_duplicated():
     old = add_hooks({}, ["/old/venv/bin/mnemo"])
     new = add_hooks(old, ["/new/venv/bin/mnemo"])
     commands = [h["command"] for groups in new["hooks"].values() for g in groups for h in g["hooks"]]
-    assert len(commands) == len(HOOK_EVENTS) and all(c.startswith("/new/") for c in commands)
+    assert len(commands) == len(HOOK_EVENTS)
+    assert all(_split_env(shlex.split(c))[1][0].startswith("/new/") for c in commands)
     assert remove_hooks(new) == {}
     assert remove_hooks({"hooks": {}}) == {"hooks": {}}  # an empty object the user had stays
     python_form = add_hooks({}, ["/usr/bin/python3", "-m", "mnemo.cli"])
@@ -144,5 +156,66 @@ def test_plugin_folder_matches_what_install_writes():
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == set(HOOK_EVENTS)
     for event, groups in hooks.items():
-        [entry] = [h for g in groups for h in g["hooks"]]
-        assert entry["command"] == f"mnemo hook {event}" and is_mnemo_hook(entry)
+        [group] = groups
+        [entry] = group["hooks"]
+        detach = "MNEMO_HOOK_DETACH=1 " if event in DETACHED_EVENTS else ""
+        assert entry["command"] == f'{detach}"${{CLAUDE_PLUGIN_ROOT}}/bin/mnemo" hook {event}' and is_mnemo_hook(entry)
+        assert entry.get("async", False) is (event in ASYNC_EVENTS)
+        assert (entry["timeout"], group.get("matcher")) == (HOOK_TIMEOUTS[event], MATCHERS.get(event))
+    assert mcp["mcpServers"]["mcp-search"]["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/mnemo"
+
+
+def test_the_plugin_launcher_finds_mnemo_without_path(tmp_path):
+    fake = tmp_path / "mnemo"
+    fake.write_text('#!/bin/sh\necho "ran: $*"\n')
+    fake.chmod(0o755)
+    launcher = REPO / "plugin" / "bin" / "mnemo"
+    env = {"PATH": "/usr/bin:/bin", "MNEMO_BIN": str(fake)}
+    done = subprocess.run([str(launcher), "hook", "Stop"], env=env, capture_output=True, text=True, timeout=30)
+    assert done.stdout == "ran: hook Stop\n"
+    # Nothing to find (the launcher copied away from the checkout, no PATH entry): hooks still answer {}.
+    alone = tmp_path / "plugin" / "bin"
+    alone.mkdir(parents=True)
+    (alone / "mnemo").write_bytes(launcher.read_bytes())
+    (alone / "mnemo").chmod(0o755)
+    lost = subprocess.run([str(alone / "mnemo"), "hook", "Stop"], env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=30)
+    assert (lost.returncode, lost.stdout) == (0, "{}") and "no mnemo found" in lost.stderr
+    mcp = subprocess.run([str(alone / "mnemo"), "mcp"], env={"PATH": "/usr/bin:/bin"}, capture_output=True,
+                         text=True, timeout=30)
+    assert mcp.returncode == 127 and mcp.stdout == ""
+
+
+def test_tool_event_hooks_are_async_and_the_context_hooks_are_not(tmp_path):
+    settings, _ = seed(tmp_path)
+    assert cli(tmp_path, "install", "claude-code").returncode == 0
+    installed = json.loads(settings.read_text())["hooks"]
+    mine = {event: [(g.get("matcher"), h) for g in groups for h in g["hooks"] if is_mnemo_hook(h)]
+            for event, groups in installed.items()}
+    for event in HOOK_EVENTS:
+        [(matcher, entry)] = mine[event]
+        assert entry.get("async", False) is (event in ASYNC_EVENTS), event
+        assert ("MNEMO_HOOK_DETACH=1" in entry["command"]) is (event in DETACHED_EVENTS)
+        assert matcher == MATCHERS.get(event)
+    assert {"PostToolUse", "PostToolUseFailure"} <= ASYNC_EVENTS and "Stop" in DETACHED_EVENTS
+    assert not {"SessionStart", "UserPromptSubmit", "PreToolUse"} & ASYNC_EVENTS
+
+
+def test_a_non_default_home_reaches_the_hooks_and_the_server(tmp_path):
+    settings, claude_json = seed(tmp_path)
+    home = tmp_path / "elsewhere-home"
+    assert cli(tmp_path, "install", "claude-code", "--home", str(home)).returncode == 0
+    server = json.loads(claude_json.read_text())["mcpServers"]["mcp-search"]
+    assert server["env"]["MNEMO_HOME"] == str(home.resolve())
+    for groups in json.loads(settings.read_text())["hooks"].values():
+        for entry in (h for g in groups for h in g["hooks"] if is_mnemo_hook(h)):
+            env, _ = _split_env(shlex.split(entry["command"]))
+            assert env["MNEMO_HOME"] == str(home.resolve())
+    # The default home is not written out: the hooks find it by themselves.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    done = subprocess.run([sys.executable, "-m", "mnemo.cli", "install", "claude-code"], cwd=REPO,
+                          env={"HOME": str(fresh), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "MNEMO_HOME" not in json.loads((fresh / ".claude.json").read_text())["mcpServers"]["mcp-search"]["env"]

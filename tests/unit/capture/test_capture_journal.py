@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from capture.hooks import _bursts, clean_value
+from capture.hook_call import clean_value
+from capture.hooks import _bursts
 from capture.journal import Journal, SessionState
 
 pytestmark = pytest.mark.unit
@@ -46,3 +47,18 @@ def test_bursts_are_runs_of_reads_within_one_prompt():
 def test_tool_values_are_cleaned_one_string_at_a_time():
     value = {"command": "echo <private>x</private>hi", "env": ["API_KEY=abcdefghijklmnop"], "n": 3, "ok": True}
     assert clean_value(value) == {"command": "echo hi", "env": ["API_KEY=[REDACTED]"], "n": 3, "ok": True}
+
+
+def test_tool_values_keep_their_indentation_and_final_newline():
+    value = {"old_string": "    return a - b\n", "content": "def add(a, b):\n    return a + b\n"}
+    assert clean_value(value) == value
+    assert clean_value("  x = 1  <private>pw</private>\n") == "  x = 1\n"
+
+
+def test_a_failure_is_taken_once_and_survives_concurrent_writers(tmp_path):
+    journal = Journal(tmp_path, "claude", "s1")
+    journal.remember_failure("cmd:pytest -q", {"row": 1})
+    journal.remember_failure("runner:pytest", {"row": 1})
+    assert journal.take_failure("cmd:pytest -q") == {"row": 1}
+    assert journal.take_failure("cmd:pytest -q") is None
+    assert journal.take_failure("runner:pytest") == {"row": 1}

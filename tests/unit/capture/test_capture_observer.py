@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from capture.observer import ToolEvent, command_kind, merge_reads, observe, shell_outcome
+from capture.observer import ToolEvent, command_kind, merge_reads, observe, shell_verdict
 
 pytestmark = pytest.mark.unit
 
@@ -87,15 +87,16 @@ def test_failing_test_run_is_a_bugfix_candidate_with_the_error():
         {"stdout": PYTEST_FAIL, "stderr": "", "interrupted": False},
     )
     assert d.type == "bugfix"
-    assert d.title == "Tests failed: python -m pytest tests -q"
-    assert "1 failed, 2 passed in 0.06s" in d.facts
-    assert any("AssertionError" in f for f in d.facts)
+    assert d.title == "Tests failed: python -m pytest tests -q: test_discount_rounding"
+    assert "1 failed, 2 passed" in d.facts and "Outcome: failed" in d.facts
+    assert "Failing test: tests/test_pricing.py::test_discount_rounding" in d.facts
+    assert "First error: E AssertionError: assert 17.991 == 17.99" in d.facts
     assert "testing" in d.concepts and "problem-solution" in d.concepts
 
 
 def test_passing_test_run_and_other_commands():
     ok = one("Bash", {"command": "pytest -q"}, {"stdout": "===== 3 passed in 0.04s =====", "stderr": ""})
-    assert ok.type == "discovery" and ok.title == "Tests passed: pytest -q" and "3 passed in 0.04s" in ok.facts
+    assert ok.type == "discovery" and ok.title == "Tests passed: pytest -q (3 passed)" and "3 passed" in ok.facts
     commit = one("Bash", {"command": "git commit -m 'Fix rounding'"}, {"stdout": "[main 1a2b3c] Fix rounding"})
     assert commit.type == "change" and commit.title.startswith("git commit")
     status = one("Bash", {"command": "git status"}, {"stdout": "On branch main"})
@@ -105,29 +106,30 @@ def test_passing_test_run_and_other_commands():
 
 
 @pytest.mark.parametrize(
-    "response, failed, counts",
+    "response, event, outcome, counts",
     [
-        ({"stdout": "ok  \tgithub.com/acme/shop\t0.01s"}, False, "ok  \tgithub.com/acme/shop\t0.01s"),
-        (
-            {"stdout": "--- FAIL: TestDiscount\nFAIL\tgithub.com/acme/shop\t0.02s"},
-            True,
-            "FAIL\tgithub.com/acme/shop\t0.02s",
-        ),
-        (
-            {"stdout": "test result: FAILED. 3 passed; 1 failed; 0 ignored"},
-            True,
-            "test result: FAILED. 3 passed; 1 failed; 0 ignored",
-        ),
-        ({"stdout": "Tests:       1 failed, 4 passed, 5 total"}, True, "Tests:       1 failed, 4 passed, 5 total"),
-        ("Exit code 1\nTraceback (most recent call last):\nValueError: boom", True, ""),
-        ({"stdout": "done", "stderr": "", "exitCode": 0}, False, ""),
-        ({"stdout": "partial", "interrupted": True}, True, ""),
+        ({"stdout": "ok  \tgithub.com/acme/shop\t0.01s", "stderr": ""}, "PostToolUse", "succeeded",
+         "1 packages ok, 0 failed"),
+        ({"stdout": "--- FAIL: TestDiscount\nFAIL\tgithub.com/acme/shop\t0.02s"}, "PostToolUse", "failed",
+         "0 packages ok, 1 failed"),
+        ({"stdout": "test result: FAILED. 3 passed; 1 failed; 0 ignored"}, "PostToolUse", "failed",
+         "3 passed; 1 failed; 0 ignored"),
+        ({"stdout": "Tests:       1 failed, 4 passed, 5 total"}, "PostToolUse", "failed",
+         "1 failed, 4 passed, 5 total"),
+        ("Exit code 1\nTraceback (most recent call last):\nValueError: boom", "PostToolUse", "failed",
+         "ValueError: boom"),
+        ({"error": "Exit code 1\n1 failed, 2 passed in 0.63s", "is_interrupt": False}, "PostToolUseFailure", "failed",
+         "1 failed, 2 passed"),
+        ({"stdout": "done", "stderr": "", "exitCode": 0}, "PostToolUse", "succeeded", ""),
+        ({"stdout": "done", "stderr": "", "interrupted": False}, "PostToolUse", "succeeded", ""),
+        ("done", "PostToolUse", "unknown", ""),
+        ({"stdout": "partial", "interrupted": True}, "PostToolUse", "unknown", ""),
     ],
 )
-def test_shell_outcome_reads_every_host_shape(response, failed, counts):
-    outcome = shell_outcome(response)
-    assert outcome.failed is failed
-    assert outcome.counts == counts
+def test_shell_verdict_reads_every_host_shape(response, event, outcome, counts):
+    verdict = shell_verdict(ToolEvent("Bash", {"command": "x"}, response, CWD, event))
+    assert verdict.outcome == outcome
+    assert verdict.counts == counts
 
 
 @pytest.mark.parametrize(

@@ -40,10 +40,10 @@ def test_summary_fields_come_from_prompts_uses_observations_and_the_last_message
                   "Fixed it: the constant was wrong. Next step: add a regression test.")
     assert s.request == "Fix the failing test"
     assert s.investigated == "Read src/a.py; Searched for `apply` in src: 1 file matched."
-    assert "`pytest -q` failed: 1 failed, 2 passed in 0.1s" in s.learned
+    assert "`pytest -q` failed: 1 failed, 2 passed; E AssertionError: assert 1 == 2" in s.learned
     assert "`pytest -q` failed at first and passed after the changes" in s.learned
-    assert "Fixed it: the constant was wrong." in s.learned
-    assert s.completed == "Modified src/a.py; Tests pass: `pytest -q` (3 passed in 0.1s)."
+    assert "The assistant said (unverified): Fixed it: the constant was wrong." in s.learned
+    assert s.completed == "Modified src/a.py; Tests pass: `pytest -q` (3 passed)."
     assert s.next_steps == "Next step: add a regression test."
     assert s.notes == "4 tool uses (2 Bash, 1 Edit, 1 Read); 3 observations."
     assert (s.files_read, s.files_edited) == (["src/a.py"], ["src/a.py"])
@@ -53,8 +53,16 @@ def test_summary_fields_come_from_prompts_uses_observations_and_the_last_message
 
 def test_a_test_still_failing_at_the_end_becomes_a_next_step():
     s = summarize(["make it pass"], events()[:2], OBSERVATIONS[:2])
-    assert s.next_steps == "Fix the failing `pytest -q` (1 failed, 2 passed in 0.1s)"
+    assert s.next_steps == "Fix the failing `pytest -q` (1 failed, 2 passed; E AssertionError: assert 1 == 2)"
     assert "Tests pass" not in s.completed
+
+
+def test_a_model_claiming_a_fix_is_not_taken_for_a_passing_run():
+    failing_twice = [events()[1], events()[2], events()[1]]
+    s = summarize(["make it pass"], failing_twice, OBSERVATIONS, "Fixed the rounding; all tests pass now.")
+    assert "passed after the changes" not in s.learned and "Tests pass" not in s.completed
+    assert "The assistant said (unverified): Fixed the rounding; all tests pass now." in s.learned
+    assert s.next_steps.startswith("Fix the failing `pytest -q`")
 
 
 def test_summary_text_is_privacy_cleaned():
