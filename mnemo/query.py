@@ -6,6 +6,12 @@ the operators this parser itself recognises. `to_fts5` then quotes every token a
 joins them. A natural-language question becomes a ranked OR of its content words
 (bm25 orders the hits), never one literal phrase and never an AND of every word.
 
+Characters that are FTS5 operators elsewhere are read for what the user meant, never
+passed on: in plain text too, `Baz*` is a prefix match built here, and an uppercase
+`NOT` / `OR` / `AND` is a word to find ("OR gate"), not a stop-word. With operators on,
+`title:word` restricts a term to a column named in COLUMNS (the store maps the name to
+each table's own column).
+
 Stdlib only: search_svc and hooks import it.
 """
 
@@ -37,9 +43,20 @@ _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 _WORD = re.compile(f"[^\\W_{CJK_CLASS}]+")
 _PIECE = re.compile(f"([{CJK_CLASS}]+)|([^\\W_{CJK_CLASS}]+)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-_PREFIX_END = re.compile(f"[^\\W_{CJK_CLASS}]\\*+$")
-# Operator syntax: an optional leading '-', then a "quoted phrase" or a run of non-space.
-_CHUNK = re.compile(r'(-?)"([^"]*)"|(\S+)')
+# A word ending in '*' (closing punctuation may follow: "(Baz*)"): a prefix match.
+_PREFIX_END = re.compile(f"[^\\W_{CJK_CLASS}]\\*+[^\\w*]*$")
+# Operator syntax: an optional leading '-', then a [column:]"quoted phrase" or a run of non-space.
+_CHUNK = re.compile(r'(-?)(?:([A-Za-z_]+):)?"([^"]*)"|(\S+)')
+_COLUMN_CHUNK = re.compile(r"([A-Za-z_]+):(.*\S.*)", re.DOTALL)
+
+COLUMNS = frozenset({
+    "title", "subtitle", "narrative", "text", "facts", "concepts",  # observations
+    "request", "investigated", "learned", "completed", "next_steps", "notes",  # session summaries
+    "prompt",  # user prompts
+})
+"""Column names a term may be restricted to (`title:word`); `title` means each kind's title."""
+LITERAL_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT"})
+"""Typed in capitals in plain text these are content ("NOT gate"), never stop-words or syntax."""
 
 _STOP_WORDS_TEXT = """
     a about above after again against all am an and any are as at be because been before being below
@@ -57,14 +74,26 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 @dataclass(frozen=True)
 class Term:
-    """One searchable unit: a word, a phrase (several words in order) or a prefix."""
+    """One searchable unit: a word, a phrase (several words in order) or a prefix, in any
+    column or only in `column` (a name of COLUMNS)."""
 
     words: tuple[str, ...]
     prefix: bool = False
+    column: str = ""
 
-    def fts5(self) -> str:
+    def fts5(self, table_column: str = "") -> str:
+        """The quoted term; `table_column` (a name from code, never user text) restricts it."""
         quoted = '"' + " ".join(self.words).replace('"', '""') + '"'
-        return quoted + " *" if self.prefix else quoted
+        body = quoted + " *" if self.prefix else quoted
+        return f"{{{table_column}}} : {body}" if table_column else body
+
+
+@dataclass(frozen=True)
+class Run:
+    """A CJK run, matched as a substring, in any column or only in `column`."""
+
+    text: str
+    column: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,9 +106,9 @@ class ParsedQuery:
     """Positive terms to match (ranked OR)."""
     excluded: tuple[Term, ...] = ()
     """Terms whose matches are removed (NOT / leading '-')."""
-    cjk: tuple[str, ...] = ()
+    cjk: tuple[Run, ...] = ()
     """Positive CJK runs, matched as substrings."""
-    excluded_cjk: tuple[str, ...] = ()
+    excluded_cjk: tuple[Run, ...] = ()
     """Excluded CJK runs."""
     operators: bool = False
 
@@ -109,15 +138,23 @@ class ParsedQuery:
             found.append("NOT")
         if any(len(term.words) > 1 for term in (*self.terms, *self.excluded)):
             found.append('"phrase"')
+        items: tuple[Term | Run, ...] = (*self.terms, *self.excluded, *self.cjk, *self.excluded_cjk)
+        found += sorted({f"{item.column}:" for item in items if item.column})
         return tuple(found)
 
     @property
     def semantic_text(self) -> str:
-        """The text to embed: with operators on, their syntax (OR, a trailing *) is not content."""
+        """The text to embed: with operators on, their syntax (OR, AND, column:, a trailing *) is not content."""
         if not self.operators:
             return self.text
-        words = (word.rstrip("*") for word in self.text.split() if word != "OR")
+        words = (_strip_column(word).rstrip("*") for word in self.text.split() if word not in ("OR", "AND"))
         return " ".join(word for word in words if word)
+
+
+def _strip_column(chunk: str) -> str:
+    """`title:word` -> `word`; anything else unchanged."""
+    match = _COLUMN_CHUNK.fullmatch(chunk)
+    return match.group(2) if match and match.group(1).lower() in COLUMNS else chunk
 
 
 def has_cjk(*texts: str | None) -> bool:
@@ -153,33 +190,42 @@ class _Builder:
     tokens: list[str] = field(default_factory=list)
     terms: list[Term] = field(default_factory=list)
     excluded: list[Term] = field(default_factory=list)
-    cjk: list[str] = field(default_factory=list)
-    excluded_cjk: list[str] = field(default_factory=list)
+    cjk: list[Run] = field(default_factory=list)
+    excluded_cjk: list[Run] = field(default_factory=list)
 
-    def add(self, text: str, *, negate: bool = False, phrase: bool = False, prefix: bool = False) -> None:
+    def add(self, text: str, *, negate: bool = False, phrase: bool = False, prefix: bool = False,
+            column: str = "") -> None:
         words, runs = split_words(text)
         self.tokens.extend(w.lower() for w in words)
-        (self.excluded_cjk if negate else self.cjk).extend(runs)
+        (self.excluded_cjk if negate else self.cjk).extend(Run(run, column) for run in runs)
         target = self.excluded if negate else self.terms
         if phrase and len(words) > 1:
-            target.append(Term(tuple(words)))
+            target.append(Term(tuple(words), column=column))
             return
         for position, word in enumerate(words):
-            target.append(Term((word,), prefix=prefix and position == len(words) - 1))
+            target.append(Term((word,), prefix=prefix and position == len(words) - 1, column=column))
 
 
 def _unique(items: list) -> tuple:
     """Items without repeats; terms differing only in case count once."""
     seen: dict[object, object] = {}
     for item in items:
-        key = (tuple(w.lower() for w in item.words), item.prefix) if isinstance(item, Term) else item
+        key = (tuple(w.lower() for w in item.words), item.prefix, item.column) if isinstance(item, Term) else item
         seen.setdefault(key, item)
     return tuple(seen.values())
 
 
+def _is_stop_word(term: Term) -> bool:
+    """A single plain word on the stop list, unless written as a capitalised operator word."""
+    if len(term.words) > 1 or term.prefix or term.column:
+        return False
+    word = term.words[0]
+    return word.lower() in STOP_WORDS and word not in LITERAL_OPERATOR_WORDS
+
+
 def _drop_stop_words(terms: list[Term]) -> list[Term]:
-    """Single plain words that are stop-words go, unless nothing would be left."""
-    kept = [t for t in terms if len(t.words) > 1 or t.prefix or t.words[0].lower() not in STOP_WORDS]
+    """Stop-words go, unless nothing would be left."""
+    kept = [t for t in terms if not _is_stop_word(t)]
     return kept or terms
 
 
@@ -190,7 +236,7 @@ def parse(text: str, operators: bool = False) -> ParsedQuery:
     if operators:
         _parse_operators(cleaned, builder)
     else:
-        builder.add(cleaned)
+        _parse_plain(cleaned, builder)
     return ParsedQuery(
         text=cleaned,
         tokens=tuple(builder.tokens),
@@ -202,50 +248,88 @@ def parse(text: str, operators: bool = False) -> ParsedQuery:
     )
 
 
+def _parse_plain(text: str, builder: _Builder) -> None:
+    """Every word is a term; a word typed with a trailing '*' is a prefix match."""
+    for chunk in text.split():
+        builder.add(chunk, prefix=bool(_PREFIX_END.search(chunk)))
+
+
+def _column_of(name: str | None) -> str:
+    """The column a `name:` prefix restricts to, or "" when it names none of COLUMNS."""
+    return name.lower() if name and name.lower() in COLUMNS else ""
+
+
 def _parse_operators(text: str, builder: _Builder) -> None:
-    """OR (a separator: terms are ORed anyway), NOT / leading '-', "phrases", prefix*."""
+    """OR and AND (separators: terms are ORed and ranked), NOT / leading '-', [column:]"phrases",
+    column:word and prefix*."""
     negate_next = False
     for match in _CHUNK.finditer(text):
-        dash, phrase, chunk = match.group(1), match.group(2), match.group(3)
+        dash, name, phrase, chunk = match.groups()
         if phrase is not None:
-            builder.add(phrase, negate=negate_next or dash == "-", phrase=True)
+            column = _column_of(name)
+            if name and not column:
+                builder.add(name, negate=negate_next or dash == "-")  # `col:"x"`: an unknown name is a word
+            builder.add(phrase, negate=negate_next or dash == "-", phrase=True, column=column)
             negate_next = False
             continue
-        if chunk == "OR":
+        if chunk in ("OR", "AND"):
             continue
         if chunk == "NOT":
             negate_next = True
             continue
         negate = negate_next or (chunk.startswith("-") and len(chunk) > 1)
-        body = chunk[1:] if chunk.startswith("-") else chunk
-        builder.add(body, negate=negate, prefix=bool(_PREFIX_END.search(body)))
+        _add_chunk(builder, chunk[1:] if chunk.startswith("-") else chunk, negate)
         negate_next = False
 
 
-def to_fts5(parsed: ParsedQuery) -> str | None:
+def _add_chunk(builder: _Builder, body: str, negate: bool) -> None:
+    """One unquoted chunk: `column:word`, `word*` or plain words."""
+    column_match = _COLUMN_CHUNK.fullmatch(body)
+    column = _column_of(column_match.group(1)) if column_match else ""
+    if column_match and column:
+        body = column_match.group(2)
+    builder.add(body, negate=negate, prefix=bool(_PREFIX_END.search(body)), column=column)
+
+
+ColumnMap = dict[str, str]
+"""A name of COLUMNS -> the column of one FTS5 table (names absent: no such column there)."""
+
+
+def table_column(column: str, columns: ColumnMap | None) -> str | None:
+    """The table column a restricted term or run uses ("" when unrestricted, None when the
+    table has no such column, so the term cannot match there). `columns` None: same names."""
+    if not column:
+        return ""
+    return column if columns is None else columns.get(column)
+
+
+def _joined(terms: tuple[Term, ...], columns: ColumnMap | None) -> str | None:
+    rendered = [term.fts5(name) for term in terms if (name := table_column(term.column, columns)) is not None]
+    return " OR ".join(rendered) or None
+
+
+def to_fts5(parsed: ParsedQuery, columns: ColumnMap | None = None) -> str | None:
     """The FTS5 MATCH expression for the positive word terms, or None when there are none.
 
     Terms are ORed (bm25 ranks rows matching more and rarer terms first); excluded terms
-    follow a NOT. Every token is double-quoted, so no input can become syntax.
+    follow a NOT. Every token is double-quoted and every column name comes from `columns`
+    (code), so no input can become syntax.
     """
-    if not parsed.terms:
+    positive = _joined(parsed.terms, columns)
+    if positive is None:
         return None
-    positive = " OR ".join(term.fts5() for term in parsed.terms)
-    if not parsed.excluded:
-        return positive
-    return f"({positive}) NOT ({exclusion_fts5(parsed)})"
+    excluded = exclusion_fts5(parsed, columns)
+    return f"({positive}) NOT ({excluded})" if excluded else positive
 
 
-def exclusion_fts5(parsed: ParsedQuery) -> str | None:
+def exclusion_fts5(parsed: ParsedQuery, columns: ColumnMap | None = None) -> str | None:
     """An FTS5 expression matching any excluded term (None when nothing is excluded)."""
-    if not parsed.excluded:
-        return None
-    return " OR ".join(term.fts5() for term in parsed.excluded)
+    return _joined(parsed.excluded, columns)
 
 
-def trigram_fts5(run: str) -> str:
+def trigram_fts5(run: str, table_column: str = "") -> str:
     """A trigram-table expression matching `run` as a substring (needs >= 3 characters)."""
-    return '"' + run.replace('"', '""') + '"'
+    return Term((run,)).fts5(table_column)
 
 
 def like_pattern(fragment: str) -> str:

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mnemo.query import ParsedQuery, exclusion_fts5, like_pattern, to_fts5, trigram_fts5
+from mnemo.query import ParsedQuery, Run, exclusion_fts5, like_pattern, table_column, to_fts5, trigram_fts5
 from mnemo.v1 import common_pb2
 from store_svc import convert
 from store_svc.convert import OBSERVATION, PROMPT, SUMMARY
@@ -45,6 +45,13 @@ class KindSql:
     project: str
     file_columns: tuple[str, ...]
     index_columns: str
+    title_column: str
+    """The text column shown as the kind's title: what `title:word` restricts to."""
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """mnemo.query.COLUMNS names -> this kind's FTS5 columns (fixed names from code)."""
+        return {**{c.removesuffix("_text"): c for c in self.text_columns}, "title": self.title_column}
 
     @property
     def fts(self) -> str:
@@ -68,7 +75,7 @@ KINDS: dict[int, KindSql] = {
               o.text, ''), 1, 120)) AS title,
             o.created_at AS created_at, o.created_at_epoch AS created_at_epoch,
             ({_chars('o', _OBS_TEXT)}) AS chars, o.project AS project,
-            {_first_file('o', 'files_modified', 'files_read')} AS file""",
+            {_first_file('o', 'files_modified', 'files_read')} AS file""", "title",
     ),
     SUMMARY: KindSql(
         SUMMARY, "session_summaries", "s", _SUM_TEXT, (4.0, 1.0, 1.0, 1.0, 1.0, 1.0),
@@ -79,14 +86,14 @@ KINDS: dict[int, KindSql] = {
               AS title,
             s.created_at AS created_at, s.created_at_epoch AS created_at_epoch,
             ({_chars('s', _SUM_TEXT)}) AS chars, s.project AS project,
-            {_first_file('s', 'files_edited', 'files_read')} AS file""",
+            {_first_file('s', 'files_edited', 'files_read')} AS file""", "request",
     ),
     PROMPT: KindSql(
         PROMPT, "user_prompts", "p", ("prompt_text",), (1.0,),
         "LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id", "ss.project", (),
         f"""{PROMPT} AS kind, p.id AS id, 'prompt' AS type, substr(p.prompt_text, 1, 120) AS title,
             p.created_at AS created_at, p.created_at_epoch AS created_at_epoch,
-            length(p.prompt_text) AS chars, coalesce(ss.project, '') AS project, '' AS file""",
+            length(p.prompt_text) AS chars, coalesce(ss.project, '') AS project, '' AS file""", "prompt_text",
     ),
 }
 
@@ -159,16 +166,24 @@ def filter_clause(spec: KindSql, filters: common_pb2.Filters) -> Clause:
     return clause
 
 
-def _like_any(spec: KindSql, fragment: str, alias: str | None = None) -> tuple[str, list]:
+def _like_any(spec: KindSql, fragment: str, alias: str | None = None, column: str = "") -> tuple[str, list]:
+    """A LIKE test of `fragment` in any text column, or only in `column` (a table column)."""
     prefix = f"{alias}." if alias else ""
-    tests = " OR ".join(f"{prefix}{c} LIKE ? ESCAPE '\\'" for c in spec.text_columns)
-    return f"({tests})", [like_pattern(fragment)] * len(spec.text_columns)
+    searched = (column,) if column else spec.text_columns
+    tests = " OR ".join(f"{prefix}{c} LIKE ? ESCAPE '\\'" for c in searched)
+    return f"({tests})", [like_pattern(fragment)] * len(searched)
 
 
-def _trigram_expression(run: str) -> str:
+def _trigram_expression(run: str, column: str = "") -> str:
     """The trigrams of a CJK run ORed: exact substrings rank first, partial overlaps follow."""
     grams = list(dict.fromkeys(run[i : i + 3] for i in range(len(run) - 2)))[:MAX_TRIGRAMS]
-    return " OR ".join(trigram_fts5(g) for g in grams)
+    return " OR ".join(trigram_fts5(g, column) for g in grams)
+
+
+def _runs_here(spec: KindSql, runs: Iterable[Run]) -> list[tuple[str, str]]:
+    """(text, table column or "") of the runs that can match in this kind's table."""
+    placed = ((run.text, table_column(run.column, spec.columns)) for run in runs)
+    return [(text, column) for text, column in placed if column is not None]
 
 
 def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True) -> tuple[str, list] | None:
@@ -177,7 +192,7 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True) -> 
     Unscored (for totals) it yields ids only and skips bm25, which dominates the cost.
     """
     branches: list[tuple[str, list]] = []
-    expression = to_fts5(parsed)
+    expression = to_fts5(parsed, spec.columns)
     weights = ", ".join(str(w) for w in spec.bm25_weights)
 
     def fts(table: str, rank: str, match: str) -> tuple[str, list]:
@@ -186,11 +201,11 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True) -> 
 
     if expression:
         branches.append(fts(spec.fts, f"-bm25({spec.fts}, {weights})", expression))
-    for run in parsed.cjk:
+    for run, column in _runs_here(spec, parsed.cjk):
         if len(run) >= 3:
-            branches.append(fts(spec.tri, f"-bm25({spec.tri})", _trigram_expression(run)))
+            branches.append(fts(spec.tri, f"-bm25({spec.tri})", _trigram_expression(run, column)))
         else:
-            test, params = _like_any(spec, run)
+            test, params = _like_any(spec, run, column=column)
             score = f", {LIKE_SCORE} AS score" if scored else ""
             branches.append((f"SELECT id{score} FROM {spec.table} WHERE {test}", params))
     if not branches:
@@ -205,11 +220,11 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True) -> 
 
 
 def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:
-    expression = exclusion_fts5(parsed)
+    expression = exclusion_fts5(parsed, spec.columns)
     if expression:
         clause.add(f"{spec.alias}.id NOT IN (SELECT rowid FROM {spec.fts} WHERE {spec.fts} MATCH ?)", expression)
-    for run in parsed.excluded_cjk:
-        test, params = _like_any(spec, run, spec.alias)
+    for run, column in _runs_here(spec, parsed.excluded_cjk):
+        test, params = _like_any(spec, run, spec.alias, column)
         clause.add(f"NOT {test}", *params)
 
 

@@ -2,16 +2,16 @@
 
 Each maps onto SearchService: `Search` (one category, the filters, operators read by
 mnemo's own parser; never text handed to FTS5) and, for the full format, `GetRecordDetail`
-per row. Spec 003's query syntax: OR, NOT, "quoted phrases" and prefix* are operators of
-mnemo's parser; AND is accepted and, like every term, ranked by bm25 (docs/search.md); a
-column prefix (`title:x`) is read as its term, ranked, not as a filter.
+per row. Spec 003's query syntax: OR, NOT, "quoted phrases", prefix* and `title:` column
+filters are operators of mnemo's parser (the query goes to Search with `operators` on and
+the store builds the FTS5 expression from quoted tokens); AND is accepted and, like every
+term, ranked by bm25 (docs/search.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +28,6 @@ LIMIT_DEFAULT, LIMIT_MAX = 20, 100
 RECENT_DEFAULT, RECENT_MAX = 3, 10
 RECENT_OBSERVATIONS_PER_SESSION = 5
 INDEX_FIRST = " Use format \"index\" (the default) first; \"full\" only for the items you picked."
-# `title:"x"` / `narrative:x`: the column name goes, the term stays (ranked, not a filter).
-_COLUMN_PREFIX = re.compile(r"(?<!\S)-?(?:title|subtitle|narrative|facts|concepts|text|request|learned):(?=\S)")
 
 _DATE_RANGE: Schema = {
     "type": "object", "additionalProperties": False,
@@ -51,8 +49,9 @@ _COMMON: dict[str, Schema] = {
 _TYPES: Schema = {"type": ["string", "array"], "maxLength": 32, "maxItems": len(OBS_TYPES),
                   "items": {"type": "string", "enum": OBS_TYPES},
                   "description": f"Observation type(s), one or an array: {', '.join(OBS_TYPES)}."}
-_QUERY = string("Search text. OR, NOT, \"quoted phrases\" and prefix* are read by mnemo's parser; "
-                "AND and title: are accepted and ranked.", max_length=v.SEARCH_QUERY_MAX_CHARS, min_length=1)
+_QUERY = string("Search text. OR, NOT, \"quoted phrases\", prefix* and title:word (only in titles) are read "
+                "by mnemo's parser; AND is accepted and ranked; anything else is literal text.",
+                max_length=v.SEARCH_QUERY_MAX_CHARS, min_length=1)
 
 
 def _types(value: Any) -> list[str]:
@@ -62,10 +61,6 @@ def _types(value: Any) -> list[str]:
             raise InvalidArgument("type", f"{value[:40]!r} is not one of {', '.join(OBS_TYPES)}")
         return [value]
     return list(value or [])
-
-
-def legacy_query(text: str) -> str:
-    return _COLUMN_PREFIX.sub(lambda m: "-" if m.group(0).startswith("-") else "", text)
 
 
 @dataclass(frozen=True)
@@ -131,14 +126,14 @@ LEGACY_TOOLS: list[ToolSpec] = [
            "concepts": string_array("Filter by concept tags.", item_max_length=v.TAG_MAX_CHARS),
            "files": string_array("Filter by file paths (partial match).", max_items=v.FILE_FILTERS_MAX)},
           "query", LegacySearch("observations", "observations", lambda a: {
-              "query": legacy_query(a["query"]), "obs_types": _types(a.get("type")),
+              "query": a["query"], "obs_types": _types(a.get("type")),
               "concepts": a.get("concepts", []), "files": a.get("files", [])})),
     _tool("search_sessions", "Full-text search across session summaries, requests and learnings.",
           {"query": _QUERY}, "query",
-          LegacySearch("sessions", "sessions", lambda a: {"query": legacy_query(a["query"])})),
+          LegacySearch("sessions", "sessions", lambda a: {"query": a["query"]})),
     _tool("search_user_prompts", "Search what the user actually asked, across all sessions.",
           {"query": _QUERY}, "query",
-          LegacySearch("prompts", "user prompts", lambda a: {"query": legacy_query(a["query"])})),
+          LegacySearch("prompts", "user prompts", lambda a: {"query": a["query"]})),
     _tool("find_by_concept", "Find observations tagged with a concept.",
           {"concept": string("Concept tag to search for.", max_length=v.TAG_MAX_CHARS, min_length=1)}, "concept",
           LegacySearch("observations", "observations", lambda a: {"concepts": [a["concept"]]})),

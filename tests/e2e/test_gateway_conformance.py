@@ -3,7 +3,8 @@
 Each test is one deviation an audit found, closed: the tool list follows the running stack
 (and says so with notifications/tools/list_changed), the legacy tools accept parameters of
 older clients, string-or-number ids, read-only annotations counted, the code tools wired,
-and a remote search_addr that nothing listens on reported as what it is.
+operators typed in plain text matched as text (`Baz*` a prefix, `NOT` a word), and a remote
+search_addr that nothing listens on reported as what it is.
 """
 
 from __future__ import annotations
@@ -152,6 +153,33 @@ def test_selected_ids_take_numbers_and_a_trailing_newline_is_no_id(stack, store_
             assert newline.is_error and "selectedIds" in result_text(newline)
 
     anyio.run(scenario)
+
+
+def test_operators_typed_in_plain_text_are_matched_as_text(settings, store_server, store_stub):
+    """No vector_svc here: the rows are what the lexical path matched, nothing a neighbour adds."""
+    bazooka = add_observation(store_stub, project="literal", title="Bazooka loader", narrative="Loads bundles.")
+    gate = add_observation(store_stub, project="literal", title="The NOT gate inverts its input",
+                           narrative="Logic cell.")
+    latch = add_observation(store_stub, project="literal", title="A latch holds its state", narrative="Logic cell.")
+    search, search_stop = start_service("search", settings)
+
+    async def rows(session, query: str) -> list[str]:
+        found = await session.call_tool("search", {"query": query, "project": "literal"})
+        assert not found.is_error, result_text(found)
+        return [row["id"] for row in found.structured_content["rows"]]
+
+    async def scenario() -> None:
+        async with mcp_session(_remote_env(settings)) as session:
+            assert await rows(session, "Baz") == []
+            assert await rows(session, "Baz*") == [f"#{bazooka}"]  # a prefix built by mnemo, not FTS5 syntax
+            assert set(await rows(session, "NOT latch")) == {f"#{gate}", f"#{latch}"}  # NOT is a word here
+            assert await rows(session, "NEAR(Bazooka loader)") == [f"#{bazooka}"]
+
+    try:
+        anyio.run(scenario)
+    finally:
+        search.stop(0.5)
+        search_stop()
 
 
 def _closed_port() -> int:

@@ -3,7 +3,7 @@
 The real SDK client spawns `mnemo mcp -o mcp_profile=legacy` over the real stack. Parameters,
 defaults and bounds are read from tools/list; every tool is called in both formats; the
 citations are `claude-mem://` URIs; the query syntax of spec 003 (AND, OR, NOT, "phrases",
-`title:`) goes through mnemo's parser, and FTS5 syntax typed into a query stays text.
+`title:` column filters) goes through mnemo's parser, and FTS5 syntax typed into a query stays text.
 """
 
 from __future__ import annotations
@@ -156,6 +156,16 @@ async def _operators(session, ids: dict[str, int]) -> None:
     assert ids["build"] in await _found(session, '"build system" AND make')
     assert ids["fts"] in await _found(session, "'exact' \"full-text search\"")
     assert ids["fts"] in await _found(session, 'title:"FTS5"')
+    # `title:` is a column filter built by mnemo's parser: "bm25" is only in a narrative.
+    assert ids["fts"] in await _found(session, "bm25")
+    assert ids["fts"] not in await _found(session, "title:bm25")
+    assert ids["fts"] not in await _found(session, 'title:"bm25 ranking"')
+    assert ids["fts"] in await _found(session, "title:search -title:bm25")
+    assert ids["build"] in await _found(session, "title:buil*")
+    sessions = await _call(session, "search_sessions", {"query": "title:hooks", "project": "forge"})
+    assert f"claude-mem://session/{ids['summary']}" in sessions
+    assert (await _call(session, "search_sessions", {"query": "title:block", "project": "forge"})).startswith(
+        "No sessions found")  # "block" is in what was learned, not in the request (a session's title)
     assert ids["build"] in await _found(session, "buil*")
     # FTS5 syntax typed in a query is text: nothing fails, nothing changes meaning.
     for hostile in ('" OR 1=1 --', "NEAR(build system)", "build:*", "title:", "')); DROP TABLE observations; --",

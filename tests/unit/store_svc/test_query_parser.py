@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.query import MAX_QUERY_CHARS, MAX_TERMS, has_cjk, like_pattern, parse, to_fts5
+from mnemo.query import MAX_QUERY_CHARS, MAX_TERMS, Run, has_cjk, like_pattern, parse, to_fts5
 
 pytestmark = pytest.mark.unit
 
@@ -22,13 +22,64 @@ def test_only_stop_words_are_kept_so_the_caller_can_decide():
 
 
 def test_punctuation_splits_words_and_operators_are_plain_words_without_operator_mode():
+    # Without operators nothing the user types is syntax: NEAR, quotes and `col:` are words.
+    # A capitalised OR / NOT is a word to find too (it was dropped as a stop-word), and a
+    # trailing '*' is the prefix match the user meant (it was dropped, so `y*` found only "y").
     parsed = parse('foo-bar NEAR(a b) "x" OR y* NOT z col:val')
-    assert to_fts5(parsed) == '"foo" OR "bar" OR "NEAR" OR "b" OR "x" OR "y" OR "z" OR "col" OR "val"'
+    assert to_fts5(parsed) == ('"foo" OR "bar" OR "NEAR" OR "b" OR "x" OR "OR" OR "y" * OR "NOT" OR "z" '
+                               'OR "col" OR "val"')
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Baz*", '"Baz" *'),
+    ("(Baz*), qux", '"Baz" * OR "qux"'),
+    ("foo*bar", '"foo" OR "bar"'),  # a star inside a word is punctuation, not a prefix
+    ("foo-ba*", '"foo" OR "ba" *'),
+    ("* ** *?", None),
+    ("NOT", '"NOT"'),
+    ("OR gate", '"OR" OR "gate"'),
+    ("AND gate with NOT NULL", '"AND" OR "gate" OR "NOT" OR "NULL"'),
+    ("or gate and not null", '"gate" OR "null"'),  # lowercase: ordinary stop-words
+])
+def test_literal_operators_in_plain_text_are_matched_as_the_user_meant(text, expected):
+    assert to_fts5(parse(text)) == expected
 
 
 def test_operator_mode_recognises_phrases_prefixes_or_and_not():
     parsed = parse('"login flow" OR auth* -legacy NOT old', operators=True)
     assert to_fts5(parsed) == '("login flow" OR "auth" *) NOT ("legacy" OR "old")'
+
+
+def test_operator_mode_reads_and_as_a_separator_and_a_quoted_operator_word_as_text():
+    assert to_fts5(parse('"error" AND "handling"', operators=True)) == '"error" OR "handling"'
+    assert to_fts5(parse('gate "NOT"', operators=True)) == '"gate" OR "NOT"'
+    assert to_fts5(parse("\"'exact phrase'\"", operators=True)) == '"exact phrase"'
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('title:"authentication"', '{title} : "authentication"'),
+    ("title:auth", '{title} : "auth"'),
+    ("TITLE:auth*", '{title} : "auth" *'),
+    ('title:"login flow" redirect', '{title} : "login flow" OR "redirect"'),
+    ("redirect -title:legacy", '("redirect") NOT ({title} : "legacy")'),
+    ("redirect NOT title:legacy", '("redirect") NOT ({title} : "legacy")'),
+    ('narrative:"a b" facts:c', '{narrative} : "a b" OR {facts} : "c"'),
+    # Not a known column: the name is a word like any other, never FTS5 column syntax.
+    ('col:val rank:"x y" {title}:z', '"col" OR "val" OR "rank" OR "x y" OR "title" OR "z"'),
+    ("title:", '"title"'),
+    ('title:"}:{ " OR title:x', '{title} : "x"'),
+])
+def test_operator_mode_builds_column_filters_in_code(text, expected):
+    assert to_fts5(parse(text, operators=True)) == expected
+
+
+def test_a_column_filter_uses_each_tables_own_column_and_drops_terms_a_table_cannot_hold():
+    parsed = parse("title:login -narrative:old flow", operators=True)
+    assert to_fts5(parsed, {"title": "request"}) == '{request} : "login" OR "flow"'
+    assert to_fts5(parse("narrative:login", operators=True), {"title": "request"}) is None
+    assert parsed.restricting_operators == ("NOT", "narrative:", "title:")
+    assert parse("title:登录", operators=True).cjk == (Run("登录", "title"),)
+    assert parse("title:login", operators=False).terms[0].column == ""  # plain text: `title` is a word
 
 
 def test_operator_mode_with_unbalanced_quote_and_lone_operators_still_builds_a_safe_expression():
@@ -50,7 +101,7 @@ def test_input_is_capped_and_terms_are_bounded():
 
 def test_cjk_runs_are_kept_apart_for_the_substring_path():
     parsed = parse("用户登录失败 error ログイン")
-    assert parsed.cjk == ("用户登录失败", "ログイン")
+    assert parsed.cjk == (Run("用户登录失败"), Run("ログイン"))
     assert to_fts5(parsed) == '"error"'
     assert has_cjk("abc 登录") and not has_cjk("plain", None)
 

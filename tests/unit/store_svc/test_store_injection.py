@@ -3,12 +3,14 @@ tests/service/store_svc). Full-text path and LIKE (files filter) path, plus hypo
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from mnemo.query import parse, to_fts5
+from mnemo.query import COLUMNS, parse, to_fts5
 from mnemo.v1 import common_pb2, store_pb2
 from store_svc.core import Store
 from tests.unit.store_svc.hostile import hostile_queries
@@ -97,3 +99,98 @@ def test_a_stored_unique_word_is_found(store, word, noise):
         narrative=noise or "n")])).ids
     found = store.search(store_pb2.StoreSearchRequest(query=f"where is {unique}?", page=common_pb2.Page(limit=500)))
     assert oid in [h.ref.id for h in found.hits]
+
+
+# -- literal operators and column filters, through real SQLite ------------------------------------
+
+_QUOTED = re.compile(r'"(?:[^"]|"")*"')
+_COLUMN_FILTER = re.compile(r"\{([^}]*)\} :")
+_OPERATOR_FORMS = ("title:{}", 'title:"{}"', "-title:{}", "NOT title:{}", "{}*", '"{}" AND {}', "{} OR {} NOT {}",
+                   'narrative:"{}" -{}', "prompt:{}*", "request:{} OR title:{}")
+
+
+def _words(found: store_pb2.StoreSearchResponse) -> set[int]:
+    return {hit.ref.id for hit in found.hits}
+
+
+@pytest.fixture(scope="module")
+def columns_store(tmp_path_factory):
+    s = Store(tmp_path_factory.mktemp("cols") / "mnemo.db")
+    s.upsert_session(store_pb2.UpsertSessionRequest(content_session_id="c", memory_session_id="m", project="p"))
+    ids = s.add_observations(store_pb2.AddObservationsRequest(observations=[
+        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="Bazooka loader",
+                               narrative="The quartz cache warms on start."),
+        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="Quartz scheduler",
+                               narrative="Runs the nightly jobs."),
+        common_pb2.Observation(memory_session_id="m", project="p", type="feature", title="Added an OR gate",
+                               narrative="Logic for the NOT gate follows."),
+        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="用户登录失败",
+                               narrative="原因是缓存"),
+        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="缓存命中率",
+                               narrative="用户登录失败 after deploy"),
+    ])).ids
+    summary = s.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
+        memory_session_id="m", project="p", request="Tune the quartz pool", learned="zircon limits")])).ids[0]
+    yield s, dict(zip(("bazooka", "quartz", "gate", "cjk_title", "cjk_narrative"), ids, strict=True)), summary
+    s.close()
+
+
+def _search(store: Store, text: str, operators: bool = True, **filters: list[int]) -> store_pb2.StoreSearchResponse:
+    syntax = store_pb2.QUERY_SYNTAX_OPERATORS if operators else store_pb2.QUERY_SYNTAX_PLAIN
+    return store.search(store_pb2.StoreSearchRequest(query=text, syntax=syntax,
+                                                     filters=common_pb2.Filters(**filters)))
+
+
+def test_title_filter_matches_only_titles(columns_store):
+    store, ids, summary = columns_store
+    kinds = [common_pb2.DOC_KIND_OBSERVATION]
+    assert _words(_search(store, "quartz", kinds=kinds)) == {ids["bazooka"], ids["quartz"]}
+    assert _words(_search(store, "title:quartz", kinds=kinds)) == {ids["quartz"]}
+    assert _words(_search(store, 'title:"quartz scheduler"', kinds=kinds)) == {ids["quartz"]}
+    assert _words(_search(store, "title:quar*", kinds=kinds)) == {ids["quartz"]}
+    assert _words(_search(store, "quartz -title:quartz", kinds=kinds)) == {ids["bazooka"]}
+    assert _words(_search(store, "narrative:quartz", kinds=kinds)) == {ids["bazooka"]}
+    # A session summary's title is its request; a word only in `learned` is not in its title.
+    sessions = [common_pb2.DOC_KIND_SUMMARY]
+    assert _words(_search(store, "title:quartz", kinds=sessions)) == {summary}
+    assert _search(store, "title:zircon", kinds=sessions).total == 0
+    assert _words(_search(store, "learned:zircon", kinds=sessions)) == {summary}
+    # Typed without operators, `title:` is a word like any other: nothing is restricted.
+    assert _words(_search(store, "title:quartz", operators=False, kinds=kinds)) == {ids["bazooka"], ids["quartz"]}
+
+
+def test_title_filter_holds_on_the_cjk_substring_paths(columns_store):
+    store, ids, _ = columns_store
+    assert _words(_search(store, "用户登录失败")) == {ids["cjk_title"], ids["cjk_narrative"]}
+    assert _words(_search(store, "title:用户登录失败")) == {ids["cjk_title"]}  # trigram path
+    assert _words(_search(store, "title:缓存")) == {ids["cjk_narrative"]}  # LIKE path (2 characters)
+    assert _words(_search(store, "缓存 -title:缓存")) == {ids["cjk_title"]}
+
+
+def test_literal_operators_typed_in_plain_text_match_what_they_mean(columns_store):
+    store, ids, _ = columns_store
+    assert _search(store, "Baz", operators=False).total == 0
+    assert _words(_search(store, "Baz*", operators=False)) == {ids["bazooka"]}
+    assert _words(_search(store, "what is Baz*?", operators=False)) == {ids["bazooka"]}
+    gate = _search(store, "OR gate", operators=False)
+    assert gate.hits[0].ref.id == ids["gate"]
+    assert _words(_search(store, "NOT", operators=False)) == {ids["gate"]}
+    assert _search(store, "NOT", operators=True).total == 0  # with operators a lone NOT is syntax
+    assert _words(_search(store, '"NOT"', operators=True)) == {ids["gate"]}  # quoted, it is text
+
+
+@pytest.mark.parametrize("form", _OPERATOR_FORMS)
+def test_every_operator_form_around_hostile_text_is_a_normal_search(store, form):
+    fragments = [q for q in QUERIES if len(q) < 40 and _encodable(q)]
+    for fragment in fragments:
+        text = form.format(*([fragment] * form.count("{}")))
+        for syntax in (store_pb2.QUERY_SYNTAX_PLAIN, store_pb2.QUERY_SYNTAX_OPERATORS):
+            reply = store.search(store_pb2.StoreSearchRequest(query=text, syntax=syntax))
+            assert reply.total >= len(reply.hits), text
+            expression = to_fts5(parse(text, operators=syntax == store_pb2.QUERY_SYNTAX_OPERATORS)) or ""
+            # Outside quoted tokens, the only syntax is the parser's own: OR, NOT, (), * and known columns.
+            syntax_left = _QUOTED.sub(" ", expression)
+            assert set(_COLUMN_FILTER.findall(syntax_left)) <= COLUMNS, (text, expression)
+            assert set(_COLUMN_FILTER.sub(" ", syntax_left).replace("(", " ").replace(")", " ").split()) <= \
+                {"OR", "NOT", "*"}, (text, expression)
+    assert store.stats(store_pb2.StatsRequest()).observations >= 2
