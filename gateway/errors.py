@@ -19,15 +19,20 @@ from mnemo.logs import get_logger
 log = get_logger(__name__)
 
 
-# A backstop: every message quotes values through gateway.redact already, but a message from a
-# service is its text, and an error must never carry a whole argument back.
+# A backstop: gateway code quotes values through gateway.redact already, but a message from a
+# service or a code tool may quote an argument (a path, a name) whole; an error shown or logged
+# must never carry private text nor a whole argument back.
 MESSAGE_MAX_CHARS = 1000
+
+
+def error_message(err: MnemoError) -> str:
+    """The error's message as it may be shown or logged: privacy-filtered and bounded."""
+    return shorten(err.message, MESSAGE_MAX_CHARS)
 
 
 def error_text(err: MnemoError) -> str:
     """"<CODE>: <message> <next step>" (the next step only when the error has one)."""
-    message = err.message if len(err.message) <= MESSAGE_MAX_CHARS else shorten(err.message, MESSAGE_MAX_CHARS)
-    text = f"{err.code}: {message}"
+    text = f"{err.code}: {error_message(err)}"
     return f"{text} {err.next_step}" if err.next_step else text
 
 

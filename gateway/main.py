@@ -45,7 +45,8 @@ def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
         return 2
 
     ensure_private_dirs(settings)
-    configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway")
+    configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway",
+                      max_bytes=settings.log_max_bytes, backups=settings.log_backups)
     asyncio.run(_serve_then_exit(settings, parent))
     return 0
 

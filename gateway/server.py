@@ -19,7 +19,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
 from gateway.client import SearchClient
-from gateway.errors import error_result, unexpected_result
+from gateway.errors import error_message, error_result, unexpected_result
 from gateway.redact import preview
 from gateway.spec import ToolCall
 from gateway.tools import ToolSpec, advertised, profile_tools
@@ -124,7 +124,7 @@ class Gateway:
                             self.project_root)
             output = await spec.handler(call, arguments)
         except MnemoError as err:
-            log.info("tool_error", tool=spec.name, code=err.code, error=err.message)
+            log.info("tool_error", tool=spec.name, code=err.code, error=error_message(err))
             return error_result(err)
         except Exception as exc:  # noqa: BLE001 - the one place a crash becomes a result
             return unexpected_result(spec.name, exc)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from mnemo.vocab import DEFAULT_PLATFORM
+from mnemo.vocab import DEFAULT_PLATFORM, PRIVATE_UMASK
 
 if TYPE_CHECKING:  # the CLI is on every hook's path: config is imported only when used
     from mnemo.config import Settings
@@ -26,6 +27,7 @@ COMMANDS = {
     "up": "mnemo.stack:run_up",
     "down": "mnemo.stack:run_down",
     "status": "mnemo.stack:run_status",
+    "supervise": "mnemo.supervisor:run",
     "reindex": "vector_svc.main:run_reindex",
     "hook": "capture.hooks:run",
     "install": "capture.install:run_install",
@@ -68,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, text in (("mcp", "serve MCP over stdio (what an agent host starts)"),
                        ("down", "stop the local stack"), ("status", "show each service and its health"),
+                       ("supervise", "start the local services and restart any that dies (what `up` starts)"),
                        ("reindex", "rebuild the vector index from the store")):
         _add_setting_flags(sub.add_parser(name, help=text))
 
@@ -144,6 +147,9 @@ def run_hook(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # First of all: whatever this process or its children create under $MNEMO_HOME (the
+    # database, its -wal/-shm, Chroma's files, logs, the hooks' journal) is born private.
+    os.umask(PRIVATE_UMASK)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
         return run_hook(argv[1:])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.errors import InvalidArgument
+from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
 
 SERVICES = ("store", "vector", "search")
 
@@ -54,6 +55,10 @@ class Settings:
     """One of debug, info, warning, error."""
     log_file: str = ""
     """Log file path; empty = stderr (never stdout)."""
+    log_max_bytes: int = LOG_MAX_BYTES_DEFAULT
+    """A log file is rotated past this size (bytes); log_backups older files are kept."""
+    log_backups: int = LOG_BACKUPS_DEFAULT
+    """Rotated log files kept per log (file.1 ... file.N); older ones are deleted."""
     tls_cert: str = ""
     """PEM certificate (server side); required with tls_key when listening beyond loopback."""
     tls_key: str = ""
@@ -97,12 +102,16 @@ class Settings:
     """Seconds between MCP progress heartbeats during long jobs."""
     parent_check_interval_s: float = 30.0
     """Seconds between the gateway's checks that its parent is alive."""
-    spawn_lock_stale_s: float = 60.0
-    """Age after which an abandoned spawn lock is broken."""
     start_timeout_s: float = 60.0
     """How long `mnemo up` waits for the stack to become healthy."""
     project: str = ""
     """Project name override for hooks (default: git root or cwd basename)."""
+    mcp_profile: str = "default"
+    """Tools `mnemo mcp` lists: default (memory + code navigation), legacy (the seven older search tools), all."""
+    project_root: str = ""
+    """Root the code tools (smart_search/outline/unfold) read under; empty = the gateway's working directory."""
+    capabilities_check_s: float = 5.0
+    """Seconds between the gateway's checks of what the stack can serve (tools/list follows them)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Unknown keys from config.toml, kept for diagnostics."""
 
@@ -196,8 +205,8 @@ def with_overrides(settings: Settings, **changes: Any) -> Settings:
 
 
 def ensure_private_dirs(settings: Settings) -> None:
-    """Create home, run/ and logs/; run/ holds the sockets and is reachable only by the user."""
-    settings.home.mkdir(parents=True, exist_ok=True)
-    settings.logs_dir.mkdir(parents=True, exist_ok=True)
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
-    os.chmod(settings.run_dir, 0o700)
+    """Create home, run/ and logs/, each 0700: the memory is readable by its user alone.
+    (`mnemo.home.tighten` also fixes the files below them when a service starts.)"""
+    for directory in (settings.home, settings.logs_dir, settings.run_dir):
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(directory, 0o700)

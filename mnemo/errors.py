@@ -166,3 +166,13 @@ def is_refusal(error: MnemoError) -> bool:
         return False
     details = error.message.lower()
     return any(marker in details for marker in _REFUSED_MARKERS) and "reset" not in details
+
+
+def downstream_unavailable(exc: MnemoError, service: str) -> MnemoError:
+    """A refusal this service met calling ANOTHER service, restated so that its caller cannot
+    take it for a refusal of its own connection: that caller retries (and restarts the
+    stack) only when no service saw its request, and this service did see it."""
+    if not is_refusal(exc):
+        return exc
+    return Unavailable(f"{service or 'the service'} could not reach a service it depends on "
+                       f"(it is down or restarting)")

@@ -24,11 +24,13 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from mnemo.errors import InvalidArgument, MnemoError
+from mnemo.errors import InvalidArgument, MnemoError, downstream_unavailable
 from mnemo.logs import get_logger
+from mnemo.privacy import clean
 from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, time_remaining
 
 log = get_logger("mnemo.grpc")
+BEARER = "Bearer "
 
 @dataclass
 class ServerHandle:
@@ -43,18 +45,36 @@ class ServerHandle:
         self.server.stop(grace).wait()
 
 
+# A status message quotes at most this much of an error's text (privacy-filtered): a
+# rejected value can be megabytes, and it must reach neither a log nor the wire whole.
+MESSAGE_MAX_CHARS = 1000
+
+
+def quoted(text: str, limit: int = MESSAGE_MAX_CHARS) -> str:
+    """`text` privacy-filtered and cut to `limit` characters, for a log line or a status message."""
+    cut = clean(text[: limit * 4])
+    return cut if len(cut) <= limit else cut[: limit - 1] + "…"
+
+
 def _abort_with(exc: Exception, context: grpc.ServicerContext, method: str) -> None:
     """The server side of the one error mapping: MnemoError -> its status code; anything
     else -> INTERNAL with a reference, the traceback only in the log."""
     if isinstance(exc, MnemoError):
-        log.info("rpc_error", method=method, code=exc.code, error=exc.message)
-        context.abort(getattr(grpc.StatusCode, exc.code, grpc.StatusCode.INTERNAL), exc.message)
+        exc = downstream_unavailable(exc, _service_of(method))
+        message = quoted(exc.message)
+        log.info("rpc_error", method=method, code=exc.code, error=message)
+        context.abort(getattr(grpc.StatusCode, exc.code, grpc.StatusCode.INTERNAL), message)
     # code() is public (experimental) in grpcio but missing from types-grpcio's ServicerContext.
     if type(exc) is Exception and context.code() is not None:  # type: ignore[attr-defined]
         raise exc  # context.abort() raises a bare Exception after setting the code: let it through
     ref = secrets.token_hex(4)
     log.error("rpc_crashed", method=method, ref=ref, exc_info=exc)
     context.abort(grpc.StatusCode.INTERNAL, f"internal error (ref={ref})")
+
+
+def _service_of(method: str) -> str:
+    """`/mnemo.v1.SearchService/Search` -> `SearchService`."""
+    return method.strip("/").split("/", 1)[0].rsplit(".", 1)[-1]
 
 
 def _guard_unary(behavior: Callable, method: str) -> Callable:
@@ -90,8 +110,11 @@ class _Interceptor(grpc.ServerInterceptor):
         if not self._token or details.method.startswith("/grpc.health.v1.Health/"):
             return True
         metadata = dict(details.invocation_metadata or ())
-        presented = str(metadata.get("authorization", "")).removeprefix("Bearer ").encode()
-        return hmac.compare_digest(presented, self._token)
+        presented = str(metadata.get("authorization", ""))
+        # Only `authorization: Bearer <token>`: a bare token is refused, not guessed at.
+        if not presented.startswith(BEARER):
+            return False
+        return hmac.compare_digest(presented.removeprefix(BEARER).encode(), self._token)
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
@@ -132,6 +155,13 @@ def _prepare_unix_socket(address: str) -> None:
         path.unlink()  # a stale socket from a crashed run; the caller checked nobody serves it
 
 
+def check_bind_policy(listen: str, *, tls_cert: str = "", tls_key: str = "", auth_token: str = "") -> None:
+    """TCP beyond loopback needs TLS and a token. Checked before a service opens anything,
+    so a refused start leaves no database created or migrated behind."""
+    if not is_loopback(listen) and not (tls_cert and tls_key and auth_token):
+        raise InvalidArgument("listen", f"{listen} is beyond loopback: set tls_cert, tls_key and auth_token")
+
+
 def build_server(
     listen: str,
     register: Callable[[grpc.Server], Iterable[str]],
@@ -142,8 +172,7 @@ def build_server(
     max_workers: int = 16,
 ) -> ServerHandle:
     """Create, bind and start a server. `register` adds servicers and returns their full names."""
-    if not is_loopback(listen) and not (tls_cert and tls_key and auth_token):
-        raise InvalidArgument("listen", f"{listen} is beyond loopback: set tls_cert, tls_key and auth_token")
+    check_bind_policy(listen, tls_cert=tls_cert, tls_key=tls_key, auth_token=auth_token)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
         interceptors=[_Interceptor(auth_token)],

@@ -1,6 +1,8 @@
 """structlog setup: JSON lines to stderr or to a file, never to stdout.
 
-stdout belongs to protocols (MCP JSON-RPC in the gateway, hook replies in hooks).
+stdout belongs to protocols (MCP JSON-RPC in the gateway, hook replies in hooks). A log
+file is private (0600) and rotated past a size cap (`mnemo.logfile`), so no flood of
+requests can fill the disk.
 """
 
 from __future__ import annotations
@@ -12,15 +14,20 @@ from typing import TextIO
 
 import structlog
 
+from mnemo.logfile import RotatingFile
+from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
+
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
-def configure_logging(level: str = "info", file: str | Path | None = None, service: str = "") -> None:
-    """Route stdlib logging and structlog to one JSON stream on stderr or in `file`."""
+def configure_logging(level: str = "info", file: str | Path | None = None, service: str = "",
+                      *, max_bytes: int = LOG_MAX_BYTES_DEFAULT, backups: int = LOG_BACKUPS_DEFAULT) -> None:
+    """Route stdlib logging and structlog to one JSON stream on stderr or in `file`
+    (rotated past `max_bytes`, `backups` older files kept)."""
     stream: TextIO
     if file:
-        Path(file).parent.mkdir(parents=True, exist_ok=True)
-        stream = open(file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives for the process
+        Path(file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        stream = RotatingFile(file, max_bytes, backups)  # type: ignore[assignment]
     else:
         stream = sys.stderr
     numeric = _LEVELS.get(level.lower(), logging.INFO)
@@ -34,7 +41,9 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(stream),
+        # WriteLogger writes each line with its newline in one call: lines from several
+        # processes appending to one file never interleave.
+        logger_factory=structlog.WriteLoggerFactory(stream),
         cache_logger_on_first_use=False,
     )
     if service:

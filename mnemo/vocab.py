@@ -95,3 +95,14 @@ CORPUS_FILTER_VALUE_MAX_CHARS = 512  # one such entry
 
 # -- store paging ----------------------------------------------------------------------
 STORE_PAGE_MAX = 500  # most rows one ListRecent or Search call returns
+
+# -- the home ----------------------------------------------------------------------------
+# Every mnemo process creates files with this umask: 0700 directories, 0600 files, so the
+# memory under $MNEMO_HOME is readable by its user alone (mnemo/home.py).
+PRIVATE_UMASK = 0o077
+
+# -- logs ----------------------------------------------------------------------------------
+# A log file is rotated past this size, keeping this many older files (settings
+# log_max_bytes and log_backups): a flood of bad requests cannot fill the disk.
+LOG_MAX_BYTES_DEFAULT = 5 * 1024 * 1024
+LOG_BACKUPS_DEFAULT = 3

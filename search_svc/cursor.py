@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from google.protobuf import json_format
 
 from mnemo.errors import NotFound
+from mnemo.privacy import clean
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import CONTINUATION_PREFIX, CONTINUATION_RANDOM_CHARS
 from search_svc.backend import StoreClient
@@ -48,6 +49,12 @@ class SearchState:
     offset: int = 0  # index of the next row to show
     shown: list[str] = field(default_factory=list)  # ids shown so far (`#12`, `#S3`, `#P7`)
     created_at_epoch: int = 0  # when the search ran (kept across the re-saves that slide the expiry)
+
+    def __post_init__(self) -> None:
+        # The state is stored (cursors.state_json): the query and project it keeps are the
+        # privacy-filtered ones, so a <private> region typed into a search reaches no file.
+        self.query = clean(self.query)
+        self.project = clean(self.project)
 
     def index_rows(self, start: int, stop: int) -> list[common_pb2.IndexRow]:
         return [json_format.ParseDict(raw, common_pb2.IndexRow()) for raw in self.rows[start:stop]]

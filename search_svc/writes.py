@@ -76,11 +76,15 @@ def memory_session_id(project: str) -> str:
 
 
 def _project_name(project: str) -> str:
-    """A project name to write under: the search bound, and no control characters (it names a session)."""
+    """A project name to write under: the search bound, no control characters (it names a
+    session), and privacy-filtered (it is stored, in the store and in Chroma's metadata)."""
     check_project(project)
     if CONTROL_CHARS_RE.search(project):
         raise InvalidArgument("project", "must not contain control characters")
-    return project
+    public = clean(project)
+    if not public:
+        raise InvalidArgument("project", "nothing is left after removing <private> regions; nothing was saved")
+    return public
 
 
 def _required_project(project: str, *, writing: bool = False) -> str:

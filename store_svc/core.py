@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,13 +22,12 @@ from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import DEFAULT_PLATFORM, TITLE_MAX_CHARS
 from store_svc import convert, observations, queries, schema, state, transfer, validate, writes
+from store_svc.validate import KIND_NAMES, check_page, check_refs
 from store_svc.writes import clean
 
 log = get_logger(__name__)
 
 MAX_BATCH = 1000
-KIND_NAMES = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
-              common_pb2.DOC_KIND_PROMPT: "prompt"}
 
 
 def _valid_text(text: str) -> str:
@@ -65,26 +64,6 @@ def check_filters(filters: common_pb2.Filters, field: str = "filters") -> common
     del normalized.files[:]
     normalized.files.extend(_valid_text(f[:MAX_QUERY_CHARS]) for f in filters.files)
     return normalized
-
-
-def check_page(page: common_pb2.Page, default: int = 20, maximum: int = 500) -> tuple[int, int]:
-    limit = validate.bounded("page.limit", page.limit, default, maximum, minimum=1)
-    validate.non_negative("page.offset", page.offset)
-    return limit, page.offset
-
-
-def check_refs(refs: Sequence[common_pb2.Ref], limit: int) -> list[tuple[int, int]]:
-    validate.count("refs", refs, limit)
-    out = []
-    for i, ref in enumerate(refs):
-        if ref.kind not in KIND_NAMES:
-            raise InvalidArgument(
-                f"refs[{i}].kind", "must be DOC_KIND_OBSERVATION, DOC_KIND_SUMMARY or DOC_KIND_PROMPT"
-            )
-        if ref.id <= 0:
-            raise InvalidArgument(f"refs[{i}].id", "must be a positive row id")
-        out.append((ref.kind, ref.id))
-    return list(dict.fromkeys(out))
 
 
 class Store:
@@ -167,6 +146,7 @@ class Store:
 
     # -- sessions and prompts --------------------------------------------------------------
     def upsert_session(self, request: store_pb2.UpsertSessionRequest) -> common_pb2.Session:
+        writes.clean_keys(request, "content_session_id", "memory_session_id", "project", "external_id")
         validate.identifier("content_session_id", request.content_session_id)
         validate.project("project", request.project, needed=False)
         platform = validate.identifier("platform_source", request.platform_source, needed=False) or DEFAULT_PLATFORM
@@ -182,11 +162,11 @@ class Store:
                 row = writes.create_session(
                     conn,
                     content_session_id=request.content_session_id,
-                    project=request.project,
+                    project=clean(request.project),
                     platform=platform,
                     memory_session_id=request.memory_session_id,
                     user_prompt=prompt,
-                    custom_title=request.custom_title,
+                    custom_title=clean(request.custom_title),
                     started_at_epoch=request.started_at_epoch,
                     external_id=request.external_id,
                 )
@@ -198,15 +178,16 @@ class Store:
     def _update_session(conn: sqlite3.Connection, row: sqlite3.Row, request: store_pb2.UpsertSessionRequest,
                         prompt: str) -> sqlite3.Row:
         changes: dict[str, object] = {}
-        if request.project and request.project != row["project"]:
-            changes["project"] = request.project
+        project = clean(request.project)
+        if project and project != row["project"]:
+            changes["project"] = project
         if request.memory_session_id and request.memory_session_id != row["memory_session_id"]:
             writes.check_memory_session_free(conn, request.memory_session_id, row["id"])
             changes["memory_session_id"] = request.memory_session_id
         if prompt and not row["user_prompt"]:
             changes["user_prompt"] = prompt
         if request.custom_title:
-            changes["custom_title"] = request.custom_title
+            changes["custom_title"] = clean(request.custom_title)
         if request.external_id and not row["external_id"]:
             changes["external_id"] = request.external_id
         if changes:
@@ -215,6 +196,7 @@ class Store:
         return writes.session_by_id(conn, row["id"])
 
     def complete_session(self, request: store_pb2.CompleteSessionRequest) -> common_pb2.Session:
+        writes.clean_keys(request, "content_session_id")
         validate.identifier("content_session_id", request.content_session_id)
         platform = validate.identifier("platform_source", request.platform_source, needed=False) or DEFAULT_PLATFORM
         status = validate.one_of("status", request.status or "completed", validate.SESSION_END_STATES)
@@ -231,6 +213,7 @@ class Store:
             return convert.session_pb(writes.session_by_id(conn, row["id"]))
 
     def record_prompt(self, request: store_pb2.RecordPromptRequest) -> store_pb2.RecordPromptResponse:
+        writes.clean_keys(request, "content_session_id", "project", "external_id")
         prepared = writes.prepare_prompt(
             request.content_session_id,
             request.platform_source,
@@ -250,6 +233,8 @@ class Store:
     # -- observations, summaries, tool uses ------------------------------------------------
     def add_observations(self, request: store_pb2.AddObservationsRequest) -> store_pb2.AddObservationsResponse:
         validate.count("observations", request.observations, MAX_BATCH)
+        for obs in request.observations:
+            writes.clean_keys(obs, "memory_session_id", "external_id")
         prepared = [observations.prepare_observation(o, f"observations[{i}]")
                     for i, o in enumerate(request.observations)]
         with self.writing() as conn:
@@ -258,6 +243,8 @@ class Store:
 
     def add_summaries(self, request: store_pb2.AddSummariesRequest) -> store_pb2.AddSummariesResponse:
         validate.count("summaries", request.summaries, MAX_BATCH)
+        for summary in request.summaries:
+            writes.clean_keys(summary, "memory_session_id", "project", "external_id")
         prepared = [writes.prepare_summary(s, f"summaries[{i}]") for i, s in enumerate(request.summaries)]
         reply = store_pb2.AddSummariesResponse()
         with self.writing() as conn:
@@ -268,12 +255,15 @@ class Store:
         return reply
 
     def record_tool_use(self, request: store_pb2.RecordToolUseRequest) -> common_pb2.ToolUse:
+        writes.clean_keys(request.tool_use, "content_session_id", "memory_session_id", "project", "tool_use_id",
+                          "tool_name", "cwd")
         with self.writing() as conn:
             row_id, _ = writes.insert_tool_use(conn, request.tool_use, self.tool_uses_cap_bytes)
             return writes.tool_use_message(conn, row_id)
 
     def get_tool_uses(self, request: store_pb2.GetToolUsesRequest) -> store_pb2.GetToolUsesResponse:
         limit = validate.bounded("limit", request.limit, 20, 100, minimum=1)
+        writes.clean_keys(request, "content_session_id", "project")  # keys are stored filtered
         for name in ("ids", "tool_use_ids", "observation_ids"):
             validate.count(name, getattr(request, name), 500, needed=False)
         validate.project("project", request.project, needed=False)

@@ -82,6 +82,8 @@ def prepare_observation(obs: common_pb2.Observation, where: str) -> PreparedObse
     lists = {name: list(getattr(obs, name)) for name in ("facts", "concepts", "files_read", "files_modified")}
     if not _plainly_valid(obs, session, project, kind, title, lists):
         _validate_observation(obs, where, lists)
+    if needs_full_clean(project):  # a project name is stored too (and copied into Chroma's metadata)
+        project = clean(project)
     everything = "\x1f".join((title, subtitle, narrative, text, *[v for vs in lists.values() for v in vs]))
     scrub = clean if needs_full_clean(everything) else str.strip
     title, subtitle, narrative, text = scrub(title), scrub(subtitle), scrub(narrative), scrub(text)

@@ -13,7 +13,7 @@ from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import store_pb2
 from mnemo.vocab import CONTINUATION_RE, CORPUS_NAME_RE
 from store_svc import convert, validate
-from store_svc.writes import clean
+from store_svc.writes import clean, clean_strings
 
 DEFAULT_KEY = "default"
 
@@ -54,9 +54,13 @@ def purge_cursors(conn: sqlite3.Connection, now_epoch: int) -> int:
 # ---------------------------------------------------------------------------- work state
 
 def _work_key(project: str, key: str) -> tuple[str, str]:
+    """(project, key) as stored: both privacy-filtered, on writes and reads alike."""
     validate.project("project", project)
-    key = key or DEFAULT_KEY
     validate.max_chars("key", key, 128)
+    project, key = clean(project), clean(key or DEFAULT_KEY)
+    for field, value in (("project", project), ("key", key)):
+        if not value:
+            raise InvalidArgument(field, "nothing is left after removing <private> regions")
     return project, key
 
 
@@ -130,8 +134,8 @@ def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.
         "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (
             name,
-            corpus.description,
-            _to_json(corpus.filter),
+            clean(corpus.description),
+            _to_json(clean_strings(corpus.filter)),
             json.dumps(list(corpus.observation_ids)),
             _to_json(corpus.stats),
             state,
@@ -151,7 +155,8 @@ def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.
 def _append_turn(conn: sqlite3.Connection, name: str, turn: store_pb2.CorpusTurn) -> None:
     conn.execute(
         "INSERT INTO corpus_history(corpus_name, question, answer, citations, created_at_epoch) VALUES (?,?,?,?,?)",
-        (name, turn.question, turn.answer, json.dumps(list(turn.citations)), turn.created_at_epoch or now_ms()),
+        (name, clean(turn.question), clean(turn.answer), json.dumps(list(turn.citations)),
+         turn.created_at_epoch or now_ms()),
     )
 
 

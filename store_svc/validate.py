@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sized
+from collections.abc import Sequence, Sized
 
 from mnemo.errors import InvalidArgument
+from mnemo.v1 import common_pb2
 from mnemo.vocab import PROJECT_MAX_BYTES, SESSION_ID_MAX_CHARS, TYPE_NAME_RE
 
 MAX_ID_CHARS = SESSION_ID_MAX_CHARS  # every key the store takes (external ids too) has the session id's bound
@@ -16,6 +17,8 @@ MAX_WORK_STATE_BYTES = 64 * 1024
 MAX_CURSOR_STATE_BYTES = 1024 * 1024
 PRIMING_STATES = ("unprimed", "priming", "primed", "stale", "failed")
 SESSION_END_STATES = ("completed", "failed")
+KIND_NAMES = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
+              common_pb2.DOC_KIND_PROMPT: "prompt"}
 
 
 def required(field: str, value: str) -> str:
@@ -91,3 +94,23 @@ def one_of(field: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise InvalidArgument(field, f"must be one of {', '.join(allowed)}")
     return value
+
+
+def check_page(page: common_pb2.Page, default: int = 20, maximum: int = 500) -> tuple[int, int]:
+    limit = bounded("page.limit", page.limit, default, maximum, minimum=1)
+    non_negative("page.offset", page.offset)
+    return limit, page.offset
+
+
+def check_refs(refs: Sequence[common_pb2.Ref], limit: int) -> list[tuple[int, int]]:
+    count("refs", refs, limit)
+    out = []
+    for i, ref in enumerate(refs):
+        if ref.kind not in KIND_NAMES:
+            raise InvalidArgument(
+                f"refs[{i}].kind", "must be DOC_KIND_OBSERVATION, DOC_KIND_SUMMARY or DOC_KIND_PROMPT"
+            )
+        if ref.id <= 0:
+            raise InvalidArgument(f"refs[{i}].id", "must be a positive row id")
+        out.append((ref.kind, ref.id))
+    return list(dict.fromkeys(out))

@@ -8,6 +8,9 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
 from mnemo import privacy
 from mnemo.errors import InvalidArgument, NotFound
 from mnemo.query import has_cjk
@@ -41,6 +44,43 @@ def clean(text: str) -> str:
     if not text:
         return text
     return privacy.clean(text) if needs_full_clean(text) else text.strip()
+
+
+def clean_keys(message: Message, *names: str) -> None:
+    """Privacy-filter identifier fields in place (session ids, project, tool names...): they
+    are stored too. Done the same way on every write and lookup, so the keys stay consistent."""
+    for name in names:
+        value = getattr(message, name)
+        if value and needs_full_clean(value):
+            setattr(message, name, privacy.clean(value))
+
+
+def clean_strings(message: Message) -> Message:
+    """A copy of a protobuf message with every string field (nested, repeated) privacy-filtered."""
+    copy = type(message)()
+    copy.CopyFrom(message)
+    _clean_in_place(copy)
+    return copy
+
+
+def _clean_in_place(message: Message) -> None:
+    for field, value in message.ListFields():
+        if field.type == FieldDescriptor.TYPE_STRING:
+            if _is_repeated(field):
+                value[:] = [clean(item) for item in value]
+            else:
+                setattr(message, field.name, clean(value))
+        elif field.type == FieldDescriptor.TYPE_MESSAGE and not _is_map(field):
+            for item in value if _is_repeated(field) else [value]:
+                _clean_in_place(item)
+
+
+def _is_map(field: FieldDescriptor) -> bool:
+    return field.message_type is not None and field.message_type.GetOptions().map_entry
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    return bool(field.is_repeated)
 
 
 def content_hash(memory_session_id: str, title: str, narrative: str) -> str:

@@ -19,7 +19,15 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemo.errors import Aborted, DeadlineExceeded, FailedPrecondition, Internal, MnemoError, Unavailable
+from mnemo.errors import (
+    Aborted,
+    DeadlineExceeded,
+    FailedPrecondition,
+    Internal,
+    MnemoError,
+    Unavailable,
+    downstream_unavailable,
+)
 from mnemo.logs import get_logger
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
@@ -28,6 +36,9 @@ from search_svc.corpus.passages import observation_passages
 from search_svc.corpus.records import RECORDS_BATCH, detached, drop_collection, fetch_observations, job_total
 from search_svc.corpus.rendering import render_cancelled, render_primed
 from search_svc.digest import build_digest, digest_json, render_digest
+
+# The name the server interceptor gives this service in the errors it restates.
+SEARCH_SERVICE = search_pb2.DESCRIPTOR.services_by_name["SearchService"].name
 
 log = get_logger(__name__)
 
@@ -119,8 +130,12 @@ class PrimeJob:
                 self._abandon("cancelled: the client went away")
             raise
         except MnemoError as err:
-            self._fail(str(err))
-            raise
+            # Recorded as the caller will see it (a refusal met downstream is restated).
+            reported = downstream_unavailable(err, SEARCH_SERVICE)
+            self._fail(reported.message)
+            if reported is err:
+                raise
+            raise reported from None
         except Exception as err:
             ref = secrets.token_hex(4)
             log.exception("corpus_job_crashed", corpus=self.name, ref=ref)

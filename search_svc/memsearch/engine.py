@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from mnemo.config import Settings
 from mnemo.errors import InvalidArgument
+from mnemo.privacy import clean
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
 from mnemo.vocab import TOOL_USE_TEXT_CAP
@@ -166,9 +167,10 @@ class MemSearchEngine:
 
 def _check_same_search(params: MemSearchParams, state: SearchState) -> None:
     """A continuation continues its own search; a different query or project is a new search."""
-    if params.query.strip() and params.query.strip() != state.query.strip():
+    # The state keeps the privacy-filtered query and project (search_svc/cursor.py).
+    if params.query.strip() and clean(params.query) != state.query.strip():
         raise InvalidArgument("query", f"differs from this continuation's search; {_SAME_SEARCH}")
-    if params.project and params.project != state.project:
+    if params.project and clean(params.project) != state.project:
         raise InvalidArgument("project", f"differs from this continuation's search; {_SAME_SEARCH}")
 
 

@@ -50,15 +50,6 @@ def test_lock_of_a_dead_owner_is_broken(settings):
     release_lock(settings)
 
 
-def test_stale_lock_of_a_live_owner_is_broken(settings):
-    settings = with_overrides(settings, spawn_lock_stale_s=5.0)
-    write_lock(settings, os.getppid(), time.time() - 4.0)
-    assert not try_acquire_lock(settings)
-    write_lock(settings, os.getppid(), time.time() - 6.0)
-    assert try_acquire_lock(settings)
-    release_lock(settings)
-
-
 def test_garbage_lock_is_judged_by_age(settings):
     lock_path(settings).write_text("{not json")
     os.utime(lock_path(settings), (time.time() - 10, time.time() - 10))
