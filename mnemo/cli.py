@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mnemo.vocab import DEFAULT_PLATFORM, PRIVATE_UMASK
 
@@ -34,7 +34,26 @@ COMMANDS = {
     "uninstall": "capture.install:run_uninstall",
     "import": "capture.transfer:run_import",
     "export": "capture.transfer:run_export",
+    "ui": "viewer.main:run",
+    "search": "viewer.terminal:run_search",
+    "show": "viewer.terminal:run_show",
+    "forget": "viewer.terminal:run_forget",
+    "mark-wrong": "viewer.terminal:run_mark_wrong",
+    "stats": "viewer.terminal:run_stats",
+    "doctor": "viewer.terminal:run_doctor",
 }
+
+# Terminal commands over the memory; their flags are declared beside them ("module:function",
+# called as function(name, parser)) and loaded only when the full parser is built.
+TERMINAL_COMMANDS = {
+    "search": "search the memory (the engine mem_search uses)",
+    "show": "show one record in full",
+    "forget": "delete records, a session or a project everywhere",
+    "mark-wrong": "mark records as wrong: they stop being returned (--undo takes it back)",
+    "stats": "counts, sizes, vector lag, activity",
+    "doctor": "check the install and say what to fix",
+}
+TERMINAL_FLAGS = "viewer.terminal:add_arguments"
 
 # Flags that map 1:1 onto settings fields (flags > environment > config.toml > defaults).
 _SETTING_FLAGS = {
@@ -47,6 +66,7 @@ _SETTING_FLAGS = {
     "--log-level": "log_level",
     "--log-file": "log_file",
     "--db-path": "db_path",
+    "--profile": "mcp_profile",
 }
 
 
@@ -78,14 +98,26 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--foreground", action="store_true", help="stay attached; Ctrl-C stops everything")
     _add_setting_flags(up)
 
+    ui = sub.add_parser("ui", help="the web viewer on loopback (prints a one-time URL)")
+    ui.add_argument("--port", type=int, default=0, help="loopback port (default: any free port)")
+    ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
+    _add_setting_flags(ui)
+
+    add_terminal_flags = _resolve(TERMINAL_FLAGS)
+    for name, text in TERMINAL_COMMANDS.items():
+        command = sub.add_parser(name, help=text)
+        add_terminal_flags(name, command)
+        _add_setting_flags(command)
+
     hook = sub.add_parser("hook", help="handle one agent-host hook event (JSON on stdin)")
-    hook.add_argument("event", help="SessionStart | UserPromptSubmit | PostToolUse | Stop | SessionEnd")
+    hook.add_argument("event", help=("SessionStart | UserPromptSubmit | PreToolUse | PostToolUse | "
+                                     "PostToolUseFailure | SubagentStop | PreCompact | Stop | SessionEnd"))
     hook.add_argument("--platform", default=DEFAULT_PLATFORM, help="host family (claude, codex, cursor)")
     _add_setting_flags(hook)
 
     for name in ("install", "uninstall"):
         target = sub.add_parser(name, help=f"{name} mnemo's MCP server and hooks for a host")
-        target.add_argument("host", choices=["claude-code"])
+        target.add_argument("host", choices=["claude-code", "codex", "cursor"])
         target.add_argument(
             "--settings-file", default=None, help="host settings file (default ~/.claude/settings.json)"
         )
@@ -125,11 +157,16 @@ def _hook_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _resolve(target: str) -> Any:
+    """The function a "module:function" string names, its module imported only now."""
+    module_name, _, function = target.partition(":")
+    return getattr(importlib.import_module(module_name), function)
+
+
 def _command(name: str) -> Command:
     """The function serving a command, imported only now: each process loads only its own code."""
-    module_name, _, function = COMMANDS[name].partition(":")
-    target: Command = getattr(importlib.import_module(module_name), function)
-    return target
+    command: Command = _resolve(COMMANDS[name])
+    return command
 
 
 def run_hook(argv: Sequence[str]) -> int:

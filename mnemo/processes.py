@@ -121,7 +121,7 @@ def write_pid(settings: Settings, service: str, pid: int) -> None:
 CODE_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _settings_env(settings: Settings) -> dict[str, str]:
+def settings_env(settings: Settings) -> dict[str, str]:
     """Environment that gives a spawned service exactly these settings (non-defaults as MNEMO_*)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
     env["MNEMO_HOME"] = str(settings.home)
@@ -153,7 +153,7 @@ def spawn_service(settings: Settings, service: str, *, detached: bool = True) ->
 def spawn(settings: Settings, name: str, argv: list[str], *, detached: bool = True) -> subprocess.Popen:
     """Start a mnemo process: its log is logs/<name>.log, anything else it prints logs/<name>.out.
     Detached = in a session of its own, so it outlives its starter."""
-    env = _settings_env(settings)
+    env = settings_env(settings)
     env["MNEMO_LOG_FILE"] = str(settings.logs_dir / f"{name}.log")
     out = _open_output(settings, name)
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,8 +27,8 @@ from mnemo.logs import get_logger
 from mnemo.processes import (  # noqa: F401 - re-exported: the stack's API for callers and tests
     CODE_ROOT,
     POLL_S,
+    STOP_WAIT_S,
     _reap,
-    _settings_env,
     _terminate,
     all_healthy,
     is_local,
@@ -35,6 +36,7 @@ from mnemo.processes import (  # noqa: F401 - re-exported: the stack's API for c
     pid_path,
     read_pid,
     service_healthy,
+    settings_env,
 )
 
 log = get_logger(__name__)
@@ -206,6 +208,21 @@ def run_up(settings: Settings, args: Any) -> int:
     return 0
 
 
+def _start_viewer(settings: Settings) -> subprocess.Popen[bytes]:
+    """The web viewer beside a foreground stack (`make run`); it prints its one-time URL here."""
+    return subprocess.Popen([sys.executable, "-m", "mnemo.cli", "ui"], env=settings_env(settings),
+                            stdin=subprocess.DEVNULL)
+
+
+def _stop_child(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _run_foreground(settings: Settings) -> int:
     if any(service_healthy(settings, svc) for svc in SERVICES):
         print("mnemo up: a stack is already running here; `mnemo down` stops it.", file=sys.stderr)
@@ -219,6 +236,7 @@ def _run_foreground(settings: Settings) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     outcome: dict[str, bool] = {}
+    viewer: list[subprocess.Popen[bytes]] = []
 
     def started(ok: bool) -> None:
         outcome["ok"] = ok
@@ -228,9 +246,14 @@ def _run_foreground(settings: Settings) -> int:
         run_status(settings, None)
         print()
         print(registration_text(settings))
+        viewer.append(_start_viewer(settings))
         print("\nServing. A service that dies is restarted. Press Ctrl-C to stop.", flush=True)
 
-    code = supervisor.supervise(settings, lambda: bool(received) or outcome.get("ok") is False, started)
+    try:
+        code = supervisor.supervise(settings, lambda: bool(received) or outcome.get("ok") is False, started)
+    finally:
+        for proc in viewer:
+            _stop_child(proc)
     if code == supervisor.ALREADY_RUNNING:
         print("mnemo up: a supervisor already runs here; try `mnemo status`.", file=sys.stderr)
         return 1

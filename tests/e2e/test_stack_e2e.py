@@ -117,15 +117,18 @@ def test_up_foreground_stops_everything_on_ctrl_c(clean_stack):
             if not line:
                 break
             lines.append(line)
-            if line.startswith("Serving."):
+            if line.startswith("mnemo viewer: http://127.0.0.1:"):
                 break
-        assert lines and lines[-1].startswith("Serving."), "".join(lines)
+        assert lines and lines[-1].startswith("mnemo viewer: http://127.0.0.1:"), "".join(lines)
+        assert any(line.startswith("Serving.") for line in lines)
         assert any("claude mcp add mcp-search" in line for line in lines)
         running = services_of(settings.home)
         assert all(len(pids) == 1 for pids in running.values())
+        assert [argv for _, argv in processes_of(settings.home) if b"ui" in argv]  # make run serves the viewer
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
         assert not any(services_of(settings.home).values())
+        assert not [argv for _, argv in processes_of(settings.home) if b"ui" in argv]
         assert not list(settings.run_dir.glob("*.pid"))
     finally:
         if proc.poll() is None:

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from mnemo.config import with_overrides
-from mnemo.stack import _settings_env, lock_path, registration_text, release_lock, try_acquire_lock
+from mnemo.stack import settings_env, lock_path, registration_text, release_lock, try_acquire_lock
 
 pytestmark = pytest.mark.unit
 
@@ -58,7 +58,7 @@ def test_garbage_lock_is_judged_by_age(settings):
 
 
 def test_spawned_services_inherit_the_starters_settings(settings):
-    env = _settings_env(with_overrides(settings, embedder="hash", rpc_timeout_s=2.5, skip_tools=("A", "B")))
+    env = settings_env(with_overrides(settings, embedder="hash", rpc_timeout_s=2.5, skip_tools=("A", "B")))
     assert env["MNEMO_HOME"] == str(settings.home)
     assert (env["MNEMO_EMBEDDER"], env["MNEMO_RPC_TIMEOUT_S"], env["MNEMO_SKIP_TOOLS"]) == ("hash", "2.5", "A,B")
     assert "MNEMO_CURSOR_TTL_S" not in env  # defaults are not repeated
