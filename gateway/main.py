@@ -31,9 +31,32 @@ def _skip_pretty_printing() -> None:
     sys.modules.setdefault("rich", None)  # type: ignore[arg-type]
 
 
+def _skip_sdk_package_inits() -> None:
+    """Cold start: `mcp/__init__.py` imports the SDK's whole client (session groups, the
+    stdio and HTTP clients) and `mcp/server/__init__.py` the high-level MCPServer with its
+    resource templates, neither of which a stdio server uses. Registering both packages
+    without running their __init__ lets `mcp.server.lowlevel` and `mcp.shared` import as
+    usual (submodules resolve through __path__). Only the `mnemo mcp` process does this, and
+    only before anything imported the SDK."""
+    import importlib.util
+    import types
+
+    for name in ("mcp", "mcp.server"):
+        if name in sys.modules:
+            return
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.submodule_search_locations is None:
+            return
+        package = types.ModuleType(name)
+        package.__spec__, package.__file__ = spec, spec.origin
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules[name] = package
+
+
 def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
     parent = os.getppid()  # as early as possible: the parent may die while we import
     _skip_pretty_printing()
+    _skip_sdk_package_inits()
     from gateway.tools import profile_tools
     from mnemo.errors import InvalidArgument
     from mnemo.logs import configure_logging

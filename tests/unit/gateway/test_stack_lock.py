@@ -11,7 +11,7 @@ import time
 import pytest
 
 from mnemo.config import with_overrides
-from mnemo.stack import settings_env, lock_path, registration_text, release_lock, try_acquire_lock
+from mnemo.stack import lock_path, registration_text, release_lock, settings_env, try_acquire_lock
 
 pytestmark = pytest.mark.unit
 

@@ -1,0 +1,471 @@
+"""mnemo next to claude-mem 13.25.3, measured side by side in one run on one corpus.
+
+Installs bun and claude-mem from npm into a temp dir (two steps: bun, then claude-mem with
+--legacy-peer-deps; one combined install loops on peer dependencies), keeps claude-mem's
+HOME and data dir inside that dir with telemetry off, Chroma off (its vector path cannot
+start offline) and its LLM paths pointed at local stubs (CLAUDE_CODE_PATH is a script that
+exits 1, ANTHROPIC_BASE_URL a local HTTP server answering 503), so no real `claude` starts.
+The corpus is generated deterministically into claude-mem's own database (created by its
+worker), imported into a private mnemo home with `mnemo import`, and both MCP servers are
+asked the same queries, interleaved, over raw JSON-RPC on their stdio (no client library on
+either side). Prints the table with ratios and the load average. Not part of `make test`.
+
+    .venv/bin/python bench/peer.py [--observations 10000] [--embedder minilm-int8|hash]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.server
+import json
+import os
+import random
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CLAUDE_MEM = "claude-mem@13.25.3"
+PROJECTS = ["billing-api", "web-dashboard", "infra-tools", "mobile-app", "data-pipeline"]
+OBS_TYPES = ["bugfix", "feature", "refactor", "discovery", "decision", "change"]
+SUBJECTS = ["login redirect", "token refresh", "cache invalidation", "retry backoff", "schema migration",
+            "socket timeout", "parser error", "build cache", "rate limiter", "webhook signature",
+            "search index", "deploy rollback", "memory leak", "config loader", "feature flag",
+            "payment reconcile", "image resize", "queue consumer", "log rotation", "csv export"]
+VERBS = ["fixed", "added", "reworked", "found", "chose", "changed"]
+PLACES = ["the auth module", "the worker pool", "the HTTP client", "the nightly job", "the admin page",
+          "the CLI", "the sync service", "the test harness"]
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "peer-bench", "version": "0"}}}
+
+
+# ---------- corpus -------------------------------------------------------------------------
+
+
+def observation_text(rng: random.Random, i: int) -> tuple[str, str, str]:
+    subject, place = rng.choice(SUBJECTS), rng.choice(PLACES)
+    other = rng.choice(SUBJECTS)
+    title = f"{rng.choice(VERBS).capitalize()} {subject} in {place}"
+    narrative = (f"While working on {place} the {subject} path misbehaved next to the {other} code; "
+                 f"step {i % 97} traced it and the change keeps {other} intact.")
+    return title, f"{subject} / {other}", narrative
+
+
+def generate_corpus(db: Path, observations: int, sessions: int = 200) -> int:
+    """Fill claude-mem's schema (its worker created it) deterministically; returns rows written."""
+    rng = random.Random(18)
+    conn = sqlite3.connect(db)
+    base_ms = 1_764_000_000_000
+    per_session = max(1, observations // sessions)
+    rows = 0
+    with conn:
+        for s in range(sessions):
+            project, started = PROJECTS[s % len(PROJECTS)], base_ms + s * 3_600_000
+            content_id, memory_id = f"peer-content-{s}", f"peer-memory-{s}"
+            cur = conn.execute(
+                "INSERT INTO sdk_sessions (content_session_id, memory_session_id, project, user_prompt, started_at,"
+                " started_at_epoch, status) VALUES (?,?,?,?,?,?, 'completed')",
+                (content_id, memory_id, project, f"work on {rng.choice(SUBJECTS)}", iso(started), started))
+            conn.execute("INSERT INTO user_prompts (session_db_id, content_session_id, prompt_number, prompt_text,"
+                         " created_at, created_at_epoch) VALUES (?,?,1,?,?,?)",
+                         (cur.lastrowid, content_id, f"please look at the {rng.choice(SUBJECTS)} problem",
+                          iso(started), started))
+            count = per_session if s < sessions - 1 else observations - per_session * (sessions - 1)
+            for k in range(count):
+                rows += insert_observation(conn, rng, memory_id, project, started + (k + 1) * 1000, s * 1000 + k)
+            conn.execute("INSERT INTO session_summaries (memory_session_id, project, request, investigated, learned,"
+                         " completed, next_steps, prompt_number, created_at, created_at_epoch)"
+                         " VALUES (?,?,?,?,?,?,?,1,?,?)",
+                         (memory_id, project, f"fix the {rng.choice(SUBJECTS)}", "logs and tests",
+                          f"the {rng.choice(SUBJECTS)} depends on config", "patched and tested", "watch the metrics",
+                          iso(started + 999_000), started + 999_000))
+            rows += 2
+    conn.close()
+    return rows
+
+
+def insert_observation(conn: sqlite3.Connection, rng: random.Random, memory_id: str, project: str,
+                       at_ms: int, i: int) -> int:
+    title, subtitle, narrative = observation_text(rng, i)
+    digest = hashlib.sha256(f"{memory_id}\0{title}\0{narrative}".encode()).hexdigest()[:16]
+    facts = json.dumps([f"{rng.choice(SUBJECTS)} uses {rng.choice(PLACES)}"])
+    files = json.dumps([f"src/{project}/{rng.choice(SUBJECTS).replace(' ', '_')}.py"])
+    conn.execute("INSERT INTO observations (memory_session_id, project, type, title, subtitle, facts, narrative,"
+                 " concepts, files_read, files_modified, prompt_number, created_at, created_at_epoch, content_hash)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
+                 (memory_id, project, rng.choice(OBS_TYPES), title, subtitle, facts, narrative,
+                  json.dumps(["how-it-works"]), files, files, iso(at_ms), at_ms, digest))
+    return 1
+
+
+def iso(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ms / 1000))
+
+
+def make_queries(n: int = 40) -> list[str]:
+    """One to four words, adjacent in the generated text so claude-mem's phrase match can hit too."""
+    rng = random.Random(40)
+    out = []
+    for i in range(n):
+        words = f"{rng.choice(SUBJECTS)} in {rng.choice(PLACES)}".split()
+        width = 1 + i % 4
+        start = rng.randrange(0, max(1, len(words) - width + 1))
+        out.append(" ".join(words[start:start + width]))
+    return out
+
+
+# ---------- processes ----------------------------------------------------------------------
+
+
+class StdioPeer:
+    """One MCP server over raw JSON-RPC lines: no client library on either side."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env, cwd=str(cwd))
+        self.next_id = 1
+
+    def send(self, obj: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(obj) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})})
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the MCP server exited")
+            reply = json.loads(line)
+            if reply.get("id") == self.next_id:
+                return reply
+
+    def open(self) -> dict:
+        """initialize + initialized + tools/list; returns the tools/list result."""
+        self.send(INIT)
+        assert self.proc.stdout is not None
+        while json.loads(self.proc.stdout.readline()).get("id") != 0:
+            pass
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self.request("tools/list")["result"]
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        reply = self.request("tools/call", {"name": tool, "arguments": arguments})
+        if "error" in reply or reply["result"].get("isError"):
+            raise RuntimeError(f"{tool} failed: {json.dumps(reply)[:300]}")
+        return reply["result"]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def cold_start(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, dict]:
+    started = time.perf_counter()
+    peer = StdioPeer(argv, env, cwd)
+    listed = peer.open()
+    elapsed = time.perf_counter() - started
+    peer.close()
+    return elapsed, listed
+
+
+def rss_mib(marker: str) -> float:
+    """Summed RSS of every process whose command line or environment names `marker`."""
+    total_kib = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            seen = (Path(f"/proc/{pid}/cmdline").read_bytes() + Path(f"/proc/{pid}/environ").read_bytes())
+            if marker.encode() not in seen:
+                continue
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total_kib += int(line.split()[1])
+        except OSError:
+            continue
+    return total_kib / 1024
+
+
+class _Refuse(http.server.BaseHTTPRequestHandler):
+    def _refuse(self) -> None:
+        self.send_response(503)
+        self.end_headers()
+        self.wfile.write(b'{"error":"local stub: no LLM in this benchmark"}')
+
+    do_GET = do_POST = _refuse
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class names it)
+        pass
+
+
+def llm_stub() -> http.server.ThreadingHTTPServer:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# ---------- claude-mem ---------------------------------------------------------------------
+
+
+class ClaudeMem:
+    def __init__(self, root: Path, stub_url: str):
+        self.root, self.home = root, root / "home"
+        self.data = self.home / ".claude-mem"
+        self.scripts = root / "node_modules" / "claude-mem" / "plugin" / "scripts"
+        self.port = free_port()
+        self.data.mkdir(parents=True)
+        fake_claude = root / "claude-stub"
+        fake_claude.write_text("#!/bin/sh\necho 'local stub: no claude in this benchmark' >&2\nexit 1\n")
+        fake_claude.chmod(0o755)
+        settings = {"CLAUDE_MEM_WORKER_PORT": str(self.port), "CLAUDE_MEM_DATA_DIR": str(self.data),
+                    "CLAUDE_MEM_CHROMA_ENABLED": "false", "CLAUDE_MEM_TELEMETRY": "false",
+                    "CLAUDE_CODE_PATH": str(fake_claude), "CLAUDE_MEM_LOG_LEVEL": "WARN"}
+        (self.data / "settings.json").write_text(json.dumps(settings))
+        self.env = {"PATH": f"{root / 'node_modules' / '.bin'}:{os.environ.get('PATH', '')}",
+                    "HOME": str(self.home), "DO_NOT_TRACK": "1", "CLAUDE_MEM_TELEMETRY": "false",
+                    "ANTHROPIC_BASE_URL": stub_url, "ANTHROPIC_API_KEY": "local-stub",
+                    **settings}
+
+    def install(self) -> None:
+        npm = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(self.root)]
+        for extra in (["bun"], ["--legacy-peer-deps", CLAUDE_MEM]):
+            subprocess.run(npm + extra, check=True, capture_output=True, timeout=900)
+
+    def worker(self, action: str) -> None:
+        subprocess.run(["bun", str(self.scripts / "worker-service.cjs"), action], env=self.env, cwd=str(self.home),
+                       check=True, capture_output=True, timeout=120)
+
+    def mcp_argv(self) -> list[str]:
+        return ["node", str(self.scripts / "mcp-server.cjs")]
+
+    def hook_ms(self, handler: str, payload: dict) -> float:
+        argv = ["node", str(self.scripts / "bun-runner.js"), str(self.scripts / "worker-service.cjs"),
+                "hook", "claude-code", handler]
+        return timed_run(argv, payload, self.env, self.home)
+
+
+def timed_run(argv: list[str], payload: dict, env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, input=json.dumps(payload).encode(), env=env, cwd=str(cwd), capture_output=True,
+                   timeout=120, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+# ---------- mnemo --------------------------------------------------------------------------
+
+
+class Mnemo:
+    def __init__(self, root: Path, embedder: str):
+        from mnemo.config import load_settings, with_overrides
+
+        self.home = root / "mnemo-home"
+        self.settings = with_overrides(load_settings({"home": str(self.home)}, environ={}), embedder=embedder,
+                                       log_level="warning")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+        self.env.update(MNEMO_HOME=str(self.home), MNEMO_EMBEDDER=embedder, MNEMO_LOG_LEVEL="warning")
+
+    def up(self) -> None:
+        from mnemo.config import ensure_private_dirs
+        from mnemo.stack import ensure_stack
+
+        ensure_private_dirs(self.settings)
+        if not ensure_stack(self.settings, 180):
+            raise RuntimeError("the mnemo stack did not become healthy")
+
+    def down(self) -> None:
+        from mnemo.stack import run_down
+
+        run_down(self.settings, None)
+
+    def cli(self, *args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "mnemo.cli", *args], env=self.env, cwd=str(REPO),
+                              capture_output=True, text=True, timeout=3600)
+        if done.returncode != 0:
+            raise RuntimeError(f"mnemo {args[0]}: {done.stderr[-500:]}")
+        return done.stdout
+
+    def wait_for_vectors(self, timeout_s: float) -> float:
+        """Seconds until the vector index has caught up with the store (polled, no sleep guesses)."""
+        started = time.perf_counter()
+        while time.perf_counter() - started < timeout_s:
+            vector = json.loads(self.cli("stats", "--json")).get("vector") or {}
+            if vector.get("lag") == 0:
+                return time.perf_counter() - started
+            time.sleep(1.0)
+        raise RuntimeError(f"vector lag did not reach 0 within {timeout_s:.0f} s")
+
+    def mcp_argv(self) -> list[str]:
+        return [sys.executable, "-m", "mnemo.cli", "mcp"]
+
+    def hook_ms(self, event: str, payload: dict) -> float:
+        return timed_run([sys.executable, "-m", "mnemo.cli", "hook", event], payload, self.env, REPO)
+
+
+# ---------- report -------------------------------------------------------------------------
+
+
+def p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000
+
+
+def ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}x" if theirs else "n/a"
+
+
+def tools_size(listed: dict) -> tuple[int, int]:
+    """(tool count, chars of the tools array as JSON): what every session pays in context."""
+    return len(listed["tools"]), len(json.dumps(listed["tools"]))
+
+
+def search_rows(cm: StdioPeer, mn: StdioPeer, queries: list[str]) -> dict[str, list[float]]:
+    calls = {"claude-mem search": (cm, "search", {"limit": 20}), "mnemo search": (mn, "search", {"limit": 20}),
+             "mnemo mem_search": (mn, "mem_search", {"limit": 20})}
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for q in queries[:5]:  # warm both sides alike
+        for peer, tool, extra in calls.values():
+            peer.call(tool, {"query": q, **extra})
+    for i, q in enumerate(queries):
+        names = list(calls)[i % 3:] + list(calls)[:i % 3]  # rotate who goes first: noise hits all alike
+        for name in names:
+            peer, tool, extra = calls[name]
+            started = time.perf_counter()
+            peer.call(tool, {"query": q, **extra})
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
+def hook_rows(cm: ClaudeMem, mn: Mnemo, runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    rows: dict[str, tuple[list[float], list[float]]] = {"UserPromptSubmit": ([], []), "PostToolUse": ([], [])}
+    for run in range(runs):
+        base = {"session_id": f"peer-hook-{run}", "cwd": str(REPO), "transcript_path": ""}
+        prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "why does the login redirect loop?"}
+        tool = {**base, "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": f"t{run}",
+                "tool_input": {"file_path": str(REPO / "README.md")}, "tool_response": {"content": "x"}}
+        rows["UserPromptSubmit"][0].append(cm.hook_ms("session-init", prompt))
+        rows["UserPromptSubmit"][1].append(mn.hook_ms("UserPromptSubmit", prompt))
+        rows["PostToolUse"][0].append(cm.hook_ms("observation", tool))
+        rows["PostToolUse"][1].append(mn.hook_ms("PostToolUse", tool))
+    return rows
+
+
+def print_table(rows: list[tuple[str, str, str, str]], opts: argparse.Namespace) -> None:
+    print()
+    print("| figure | claude-mem | mnemo | mnemo / claude-mem |\n|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    load = os.getloadavg()
+    print(f"\n{opts.observations} observations, {opts.queries} queries interleaved, embedder {opts.embedder}, "
+          f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
+    rows = []
+    cm.worker("start")  # creates claude-mem's database with its own schema
+    cm.worker("stop")
+    written = generate_corpus(cm.data / "claude-mem.db", opts.observations)
+    cm.worker("start")
+    mn.up()
+    started = time.perf_counter()
+    mn.cli("import", str(cm.data / "claude-mem.db"))
+    rate = written / (time.perf_counter() - started)
+    indexed_s = mn.wait_for_vectors(opts.index_timeout)
+    rows.append(("import of the corpus database", "-", f"{rate:,.0f} records/s ({written:,} records); "
+                 f"vectors caught up {indexed_s:.0f} s later", "-"))
+
+    starts: dict[str, list[float]] = {"cm": [], "mn": []}
+    listed: dict[str, dict] = {}
+    for _ in range(opts.starts):
+        for key, side in (("cm", cm), ("mn", mn)):
+            elapsed, listed[key] = cold_start(side.mcp_argv(), side.env, side.home if key == "cm" else REPO)
+            starts[key].append(elapsed)
+    c, m = statistics.median(starts["cm"]), statistics.median(starts["mn"])
+    rows.append(("cold start to tools/list p50", f"{c * 1000:.0f} ms", f"{m * 1000:.0f} ms", ratio(m, c)))
+    (cn, cc), (mc, mchars) = tools_size(listed["cm"]), tools_size(listed["mn"])
+    rows.append(("tool definitions (tools/list JSON)", f"{cn} tools, {cc:,} chars (~{cc // 4:,} tokens)",
+                 f"{mc} tools, {mchars:,} chars (~{mchars // 4:,} tokens)", ratio(mchars, cc)))
+
+    cm_peer, mn_peer = StdioPeer(cm.mcp_argv(), cm.env, cm.home), StdioPeer(mn.mcp_argv(), mn.env, REPO)
+    try:
+        cm_peer.open()
+        mn_peer.open()
+        times = search_rows(cm_peer, mn_peer, make_queries(opts.queries))
+        theirs = times["claude-mem search"]
+        for name in ("mnemo search", "mnemo mem_search"):
+            rows.append((f"MCP {name.split()[1]} p50 / p95 (hybrid), {opts.observations:,}",
+                         f"{p(theirs, .5):.1f} / {p(theirs, .95):.1f} ms (full-text)",
+                         f"{p(times[name], .5):.1f} / {p(times[name], .95):.1f} ms",
+                         ratio(p(times[name], .5), p(theirs, .5))))
+        cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
+        rows.append(("idle RSS of the whole stack after the searches", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB",
+                     ratio(mn_rss, cm_rss)))
+    finally:
+        cm_peer.close()
+        mn_peer.close()
+    rows.append(("same, mnemo full-text only (vector_svc stopped)", "n/a", "n/a",
+                 "not measured yet: needs a way to stop vector_svc under the supervisor"))
+    rows.append(("MCP search p50 at 1k / 10k / 100k", "n/a", "n/a", "run again with --observations 1000 / 100000"))
+    for name, (theirs_h, ours_h) in hook_rows(cm, mn, opts.hook_runs).items():
+        c, m = statistics.median(theirs_h), statistics.median(ours_h)
+        rows.append((f"hook {name} p50", f"{c:.0f} ms", f"{m:.0f} ms", ratio(m, c)))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--observations", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--starts", type=int, default=7)
+    parser.add_argument("--hook-runs", type=int, default=5)
+    parser.add_argument("--embedder", default="minilm-int8", help="mnemo's embedder (hash: no model)")
+    parser.add_argument("--index-timeout", type=float, default=3600)
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
+    opts = parser.parse_args()
+    if not (shutil.which("npm") and shutil.which("node")):
+        print("bench/peer.py: skipped: npm and node are needed to install and run claude-mem", file=sys.stderr)
+        return 0
+    sys.path.insert(0, str(REPO))
+    root = Path(tempfile.mkdtemp(prefix="mnemo-peer-"))
+    stub = llm_stub()
+    cm = ClaudeMem(root, f"http://127.0.0.1:{stub.server_address[1]}")
+    mn = Mnemo(root, opts.embedder)
+    try:
+        print(f"installing bun and {CLAUDE_MEM} into {root} ...", flush=True)
+        cm.install()
+        rows = measure(cm, mn, opts)
+    finally:
+        for stop in (lambda: cm.worker("stop"), mn.down, stub.shutdown):
+            try:
+                stop()
+            except Exception as err:  # a failed stop must not hide the others or the table
+                print(f"cleanup: {err}", file=sys.stderr)
+        if not opts.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    print_table(rows, opts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
