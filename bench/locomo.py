@@ -7,13 +7,19 @@ k = any evidence dia_id among the first k results; recall@1/5/10 and MRR@10 per 
 and over categories 1-4 (category 5 separately), with the public audit's evidence
 corrections applied.
 
+Then, unless --no-cv: each question is also asked in another conversation's project (where
+nothing is relevant) to measure "nothing found", and every fusion parameter and the relevance
+floor are chosen by leave-one-conversation-out cross-validation (bench/locomo_cv.py), printed
+next to the in-sample figures; and the vector catch-up rate (bench/vector.py) with the load
+average, since the machine is shared.
+
 The three columns come from the same stack in the same run:
 - lexical: StoreService.Search (bm25 OR of content words), project-scoped;
 - vector:  VectorService.Query, project-scoped;
 - hybrid:  SearchService.Search (what the search tool answers), project-scoped.
 
     .venv/bin/python bench/locomo.py                 # real embedder (settings default, minilm-int8)
-    .venv/bin/python bench/locomo.py --tune          # also grid-search fusion parameters offline
+    .venv/bin/python bench/locomo.py --no-cv --catchup 0   # the three columns only
     .venv/bin/python bench/locomo.py --convs conv-30 --embedder hash
 
 Skips cleanly (exit 0) when ../shared/data/locomo is absent.
@@ -24,7 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import pickle
+import os
 import re
 import shutil
 import sys
@@ -38,10 +44,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 DATA_DIR = REPO.parent / "shared" / "data" / "locomo"
+if str(REPO / "bench") not in sys.path:  # the sibling modules locomo_cv and vector
+    sys.path.insert(0, str(REPO / "bench"))
 
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import connect  # noqa: E402
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
+from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
@@ -166,6 +175,7 @@ class Stack:
             settings = with_overrides(base, embedder=embedder, vector_poll_ms=200, log_level="warning",
                                       rpc_timeout_s=120.0)
         self.settings = settings
+        self.hybrid_ms: list[float] = []  # SearchService.Search latencies of the hybrid column
         self._servers = []
         for name in ("store", "vector", "search"):
             module = importlib.import_module(f"{name}_svc.main")
@@ -224,8 +234,14 @@ def vector_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[tuple[int,
 
 
 def hybrid_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[int]:
+    started = time.perf_counter()
     reply = stack.search.stub.Search(search_pb2.SearchRequest(query=q.text, project=q.sample_id, limit=depth))
+    stack.hybrid_ms.append((time.perf_counter() - started) * 1000)
     return [row.ref.id for row in reply.rows]
+
+
+def p50(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] if values else 0.0
 
 
 # -- metrics -------------------------------------------------------------------------------
@@ -307,53 +323,67 @@ def run(stack: Stack, convs: list[dict], corrections: dict, max_sessions: int | 
     return {m: score_mode(ranked[m], qs) for m in modes}, qs, dia_of
 
 
-def tune(stack: Stack, qs: list[Question], dia_of: dict, convs: list[dict], dump: str = "") -> None:
-    """Grid-search fusion parameters offline on deep candidate lists (same inputs hybrid() sees)."""
-    from search_svc.fusion import FusionParams, fuse, with_context
-    from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH
+def _project_ids(stack: Stack, q: Question, project: str, dia_of: dict) -> tuple[list, list]:
+    """Deep lexical and vector candidate lists of `q` asked in `project`, as (dia_id, score)."""
+    asked = Question(project, q.index, q.text, q.category, q.evidence)
+    lex = lexical_ids(stack, asked, LEXICAL_DEPTH)
+    vec = vector_ids(stack, asked, VECTOR_DEPTH)
+    return ([(dia_of.get((project, i), ""), s) for i, s in lex], [(dia_of.get((project, i), ""), d) for i, d in vec])
 
-    epoch_by_dia = {(c["sample_id"], t.dia_id): t.epoch for c in convs for t in turns(c)}
-    epoch_of = {key: epoch_by_dia.get((key[0], dia), 0) for key, dia in dia_of.items()}
-    lists = {(q.sample_id, q.index): (lexical_ids(stack, q, LEXICAL_DEPTH), vector_ids(stack, q, VECTOR_DEPTH))
-             for q in qs if q.category in (1, 2, 3, 4)}
-    grid = [FusionParams("rrf", k, 1.0, w) for k in (5, 10, 60) for w in (0.5, 0.7, 1.0)]
-    grid += [FusionParams("score", 0, 1.0, w) for w in (0.3, 0.5, 0.7, 1.0)]
-    grid += [FusionParams("zscore", 0, 1.0, w) for w in (0.6, 0.7, 0.8, 0.9, 1.0, 1.2)]
-    grid += [FusionParams("zscore", 0, 1.0, w, c) for w in (0.7, 0.9, 1.1) for c in (0.1, 0.2, 0.3, 0.5)]
-    grid += [FusionParams("rrf", 60, 1.0, 1.0, c) for c in (0.3, 0.5)]
-    results = []
-    for params in grid:
-        s = Scores()
-        for q in qs:
-            key = (q.sample_id, q.index)
-            if key not in lists:
-                continue
-            lex, vec = lists[key]
-            fused = fuse(lex, vec, params, lexical_depth=LEXICAL_DEPTH)
-            placement = {f.key: (q.sample_id, epoch_of.get((q.sample_id, f.key), 0)) for f in fused}
-            fused = with_context(fused, placement, params)
-            s.add([dia_of.get((q.sample_id, f.key), "") for f in fused[:DEPTH]], q.evidence)
-        results.append((s.recall(5), s.mrr, params, s))
-    results.sort(key=lambda r: (-r[0], -r[1]))
-    if dump:
-        with open(dump, "wb") as fh:
-            pickle.dump(
-                {
-                    key: (
-                        [(dia_of.get((key[0], i), ""), s) for i, s in lex],
-                        [(dia_of.get((key[0], i), ""), d) for i, d in vec],
-                    )
-                    for key, (lex, vec) in lists.items()
-                },
-                fh,
-            )
-    print("\nFusion grid (categories 1-4), best first:")
-    print(f"{'method':<7}{'k':>6}{'w_lex':>7}{'w_vec':>7}{'w_ctx':>7} |  R@1   R@5   R@10  MRR")
-    for r5, mrr, p, s in results[:15]:
-        print(
-            f"{p.method:<7}{p.k:>6g}{p.lexical_weight:>7g}{p.vector_weight:>7g}{p.context_weight:>7g} | "
-            f"{s.recall(1):.3f} {r5:.3f} {s.recall(10):.3f} {mrr:.3f}"
-        )
+
+def wrong_project(sample_id: str, projects: list[str]) -> str:
+    """The project a question is asked in where nothing is relevant: the next conversation's."""
+    return projects[(projects.index(sample_id) + 1) % len(projects)]
+
+
+def cross_validate(stack: Stack, qs: list[Question], dia_of: dict, convs: list[dict]) -> None:
+    """Gather deep candidate lists once (own and wrong project), then leave-one-conversation-out CV."""
+    from locomo_cv import Case, CrossValidation, describe, describe_floor
+
+    projects = [c["sample_id"] for c in convs]
+    epochs = {(c["sample_id"], t.dia_id): t.epoch for c in convs for t in turns(c)}
+    cases = []
+    for q in qs:
+        if q.category not in (1, 2, 3, 4):
+            continue
+        other = wrong_project(q.sample_id, projects)
+        cases.append(Case((q.sample_id, q.index), q.sample_id, q.category, frozenset(q.evidence),
+                          _project_ids(stack, q, q.sample_id, dia_of), _project_ids(stack, q, other, dia_of), other))
+    result = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0)).run()
+    q14 = [q for q in qs if q.category in (1, 2, 3, 4)]
+    table = {name: score_mode(ranked, q14) for name, ranked in (
+        ("in-sample", result.ranked_in_sample), ("CV", result.ranked_cv),
+        ("in-sample+floor", result.floored_in_sample), ("CV+floor", result.floored_cv))}
+    print_table(table, "Hybrid, leave-one-conversation-out cross-validation (categories 1-4)")
+    print(f"\nnothing found for questions asked in another conversation's project: in-sample "
+          f"{result.nothing_found_in_sample:.3f}, CV {result.nothing_found_cv:.3f} (target >= 0.90)")
+    print(f"in-sample choice: {describe(result.in_sample.params)}; floor {describe_floor(result.in_sample.floor)}")
+    for fold in result.folds:
+        print(f"  fold {fold.held_out}: {describe(fold.params)}; floor {describe_floor(fold.floor)}")
+
+
+def product_nothing_found(stack: Stack, qs: list[Question], projects: list[str]) -> tuple[float, float]:
+    """SearchService.Search (what the search tool answers) for each question in the wrong project:
+    (share answered with no rows, p50 ms of those searches)."""
+    empty, took = 0, []
+    q14 = [q for q in qs if q.category in (1, 2, 3, 4)]
+    for q in q14:
+        started = time.perf_counter()
+        reply = stack.search.stub.Search(search_pb2.SearchRequest(
+            query=q.text, project=wrong_project(q.sample_id, projects), limit=DEPTH))
+        took.append((time.perf_counter() - started) * 1000)
+        empty += not reply.rows
+    return empty / max(len(q14), 1), p50(took)
+
+
+def catch_up(n: int, embedder: str) -> None:
+    """Vector catch-up obs/s for one-sentence and full observations (bench/vector.py)."""
+    from vector import run_profile
+
+    for profile in ("short", "full"):
+        r = run_profile(profile, n, embedder)
+        print(f"catch-up {profile:<5} {n} obs: {r['sync_obs_s']:,.0f} obs/s "
+              f"(embedder alone {r['embed_obs_s']:,.0f} obs/s; ratio {r['sync_obs_s'] / r['embed_obs_s']:.2f})")
 
 
 def main(argv=None) -> int:
@@ -361,8 +391,8 @@ def main(argv=None) -> int:
     parser.add_argument("--convs", default="", help="comma list of sample ids (default: all of the dev split)")
     parser.add_argument("--sessions", type=int, default=None, help="only the first N sessions of each conversation")
     parser.add_argument("--embedder", default=Settings.embedder, help="embedder name (default: settings default)")
-    parser.add_argument("--tune", action="store_true", help="also grid-search fusion parameters offline")
-    parser.add_argument("--dump", default="", help="with --tune: pickle the deep candidate lists to this file")
+    parser.add_argument("--no-cv", action="store_true", help="skip the cross-validation of the fusion grid")
+    parser.add_argument("--catchup", type=int, default=300, help="observations per catch-up profile (0 = skip)")
     args = parser.parse_args(argv)
     if not (DATA_DIR / "locomo-dev.json").is_file():
         print(f"skipped: {DATA_DIR} is absent")
@@ -388,10 +418,20 @@ def main(argv=None) -> int:
                 + ", ".join(f"{m} {v:.3f}" for m, v in r5.items())
                 + (f"; hybrid/lexical = {r5['hybrid'] / r5['lexical']:.3f}" if r5.get("lexical") else "")
             )
-        if args.tune:
-            tune(stack, qs, dia_of, convs, args.dump)
+        print(f"hybrid search (SearchService.Search over gRPC, limit {DEPTH}) p50 {p50(stack.hybrid_ms):.1f} ms")
+        projects = [c["sample_id"] for c in convs]
+        if len(projects) > 1:
+            empty, cross_p50 = product_nothing_found(stack, qs, projects)
+            print(f"\nsearch (SearchService.Search) in another conversation's project: nothing found {empty:.3f}; "
+                  f"p50 {cross_p50:.1f} ms")
+        if len(projects) > 1 and not args.no_cv:
+            cross_validate(stack, qs, dia_of, convs)
     finally:
         stack.close()
+    if args.catchup:
+        print()
+        catch_up(args.catchup, args.embedder)
+    print(f"\nload average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0
 
 

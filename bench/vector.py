@@ -11,6 +11,7 @@ gRPC, no Chroma): the ratio shows what the pipeline costs on top of the model.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import sys
@@ -214,6 +215,7 @@ def main() -> int:
             f"{r['sync_obs_s']:>15,.0f} {r['sync_docs_s']:>8,.0f} {r['sync_obs_s'] / r['embed_obs_s']:>6.2f}"
         )
     print("\ntarget: >= 300 observations/s on 2 cores (catch-up column)")
+    print(f"load average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0
 
 

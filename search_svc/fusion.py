@@ -21,8 +21,20 @@ fused score of its better neighbour, where its neighbours are the candidates rig
 and after it in time within the same project and at most context_window_ms away. Records
 written moments apart are context for each other (a question and the answer that follows
 it, an edit and the test run after it), and a record whose own words miss the query is
-often found through its neighbour. Only candidates already retrieved take part; nothing
-new enters the list.
+often found through its neighbour. With context_reach 2 the second neighbour on each side
+adds half as much again (only when a direct neighbour exists). Only candidates already
+retrieved take part; nothing new enters the list.
+
+Adaptive weights (`adaptive=True`): each list's weight is scaled by how peaked it is (the
+z-score of its best item, relative to the other list's), so a list whose top stands far out
+(a rare-word bm25 hit, a near-duplicate embedding) counts more than a flat one.
+
+Relevance floor (`RelevanceFloor`, `above_floor`): fused scores are relative to their lists,
+so they cannot tell whether anything matched. The floor uses absolute evidence (the cosine
+similarity, optionally plus weighted bm25), calibrated on questions asked in the wrong project
+(the LoCoMo cross-conversation protocol of bench/locomo.py, chosen by cross-validation): a
+query whose best candidate stays under the gate finds nothing, and only records reaching the
+keep level are matches, so totals count matches, not the project's size.
 
 Ties are broken by the best rank in either list, then by the record key, so the
 fused order is deterministic (pagination never repeats or skips a record).
@@ -31,7 +43,7 @@ fused order is deterministic (pagination never repeats or skips a record).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 Key = Hashable
 Ranking = list[tuple[Key, float]]
@@ -51,10 +63,16 @@ class FusionParams:
     """Share of the better time-neighbour's score a record gains (0 = off)."""
     context_window_ms: int = 600_000
     """Neighbours further apart than this are not context."""
+    adaptive: bool = False
+    """Scale each list's weight by how peaked its scores are (zscore only)."""
+    context_reach: int = 1
+    """Time-neighbours on each side that give context; the n-th counts 1/n of the nearest."""
 
 
-# Tuned on the LoCoMo dev split (bench/locomo.py --tune; docs/search.md has the table).
-DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.9, context_weight=0.3)
+# The in-sample choice of bench/locomo.py's grid; leave-one-conversation-out CV picks w_vec 0.7 and
+# reach 2 in all 5 folds, context 0.5 in 3 (docs/search.md has the tables).
+DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.7, context_weight=0.5,
+                              context_reach=2)
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,51 @@ class Fused:
     score: float
     lexical_rank: int | None  # 1-based, None when absent from the lexical list
     vector_rank: int | None
+    bm25: float = 0.0  # the record's lexical score (0 when absent from that list)
+    similarity: float | None = None  # 1 - cosine distance; None when absent from the vector list
+
+
+@dataclass(frozen=True)
+class RelevanceFloor:
+    """When a fused list holds matches at all, and which of its records are matches.
+
+    relevance = similarity + bm25_weight x bm25, where a record absent from the vector list
+    counts the lowest similarity in that list (its own is lower still). A query whose best
+    candidate stays under `gate` found nothing; otherwise the records reaching `keep` are
+    its matches. Similarities are only comparable within one embedding model, so floors are
+    calibrated per model (CALIBRATED_FLOORS)."""
+
+    gate: float
+    keep: float
+    bm25_weight: float = 0.0
+
+
+# Calibrated by `bench/locomo.py` (docs/search.md has the table): `gate` lets at most 10% of
+# questions asked in another conversation's project through; `keep` keeps 98% of the evidence
+# records the ranking puts in the first ten. Chosen by leave-one-conversation-out CV.
+_MINILM_FLOOR = RelevanceFloor(gate=0.482, keep=0.377, bm25_weight=0.01)
+CALIBRATED_FLOORS: dict[str, RelevanceFloor] = {
+    "all-MiniLM-L6-v2-onnx-int8": _MINILM_FLOOR,
+    "all-MiniLM-L6-v2": _MINILM_FLOOR,  # the fp32 vectors are within cosine 0.001 of the int8 ones
+}
+
+
+def relevance(fused: Sequence[Fused], floor: RelevanceFloor) -> list[float]:
+    """Each item's relevance under `floor` (see RelevanceFloor), in the order given."""
+    known = [f.similarity for f in fused if f.similarity is not None]
+    missing = min(known, default=0.0)
+    return [(f.similarity if f.similarity is not None else missing) + floor.bm25_weight * f.bm25 for f in fused]
+
+
+def above_floor(fused: list[Fused], floor: RelevanceFloor | None) -> list[Fused]:
+    """The matches of a fused list: none when its best stays under the gate, else those
+    reaching `keep`, in their order. No floor: every candidate is a match."""
+    if floor is None:
+        return list(fused)
+    values = relevance(fused, floor)
+    if max(values, default=float("-inf")) < floor.gate:
+        return []
+    return [item for item, value in zip(fused, values, strict=True) if value >= floor.keep]
 
 
 def fuse(
@@ -89,7 +152,10 @@ def fuse(
         raise ValueError(f"unknown fusion method {params.method!r}")
     lex_rank = {key: i + 1 for i, (key, _) in enumerate(lex)}
     vec_rank = {key: i + 1 for i, (key, _) in enumerate(vec)}
-    fused = [Fused(key, score, lex_rank.get(key), vec_rank.get(key)) for key, score in contributions.items()]
+    bm25 = dict(lex)
+    similarity = {key: 1.0 - distance for key, distance in vec}
+    fused = [Fused(key, score, lex_rank.get(key), vec_rank.get(key), max(bm25.get(key, 0.0), 0.0),
+                   similarity.get(key)) for key, score in contributions.items()]
     _order(fused)
     return fused
 
@@ -108,16 +174,25 @@ def with_context(fused: list[Fused], placement: dict[Key, tuple[str, int]],
     timeline = sorted((k for k in base if k in placement), key=lambda k: (placement[k], repr(k)))
     bonus: dict[Key, float] = {}
     for i, key in enumerate(timeline):
-        project, epoch = placement[key]
-        near = [base[other] for other in (timeline[i - 1] if i else None,
-                                          timeline[i + 1] if i + 1 < len(timeline) else None)
-                if other is not None and placement[other][0] == project
-                and abs(placement[other][1] - epoch) <= params.context_window_ms]
-        if near:
-            bonus[key] = params.context_weight * max(near)
-    out = [Fused(f.key, f.score + bonus.get(f.key, 0.0), f.lexical_rank, f.vector_rank) for f in fused]
+        gained = 0.0
+        for step in range(1, params.context_reach + 1):
+            near = [base[timeline[j]] for j in (i - step, i + step) if _near(timeline, i, j, placement, params)]
+            if step == 1 and not near:
+                break  # no direct neighbour: the record stands alone in time
+            gained += max(near, default=0.0) / step  # a neighbour further away counts less
+        if gained:
+            bonus[key] = params.context_weight * gained
+    out = [replace(f, score=f.score + bonus.get(f.key, 0.0)) for f in fused]
     _order(out)
     return out
+
+
+def _near(timeline: list[Key], i: int, j: int, placement: dict[Key, tuple[str, int]], params: FusionParams) -> bool:
+    """Whether timeline[j] exists and is context for timeline[i]: same project, close in time."""
+    if not 0 <= j < len(timeline):
+        return False
+    (project, epoch), (other_project, other_epoch) = placement[timeline[i]], placement[timeline[j]]
+    return other_project == project and abs(other_epoch - epoch) <= params.context_window_ms
 
 
 def _first_occurrences(items: Sequence[tuple[Key, float]]) -> Ranking:
@@ -167,11 +242,24 @@ def _standardised(values: list[float], padding: int = 0) -> list[float]:
 
 
 def _zscore(lex: Ranking, vec: Ranking, params: FusionParams, lexical_depth: int) -> dict[Key, float]:
+    lexical_z = _standardised([max(s, 0.0) for _, s in lex], max(0, lexical_depth - len(lex)))
+    vector_z = _standardised([1.0 - d for _, d in vec])
+    lexical_weight, vector_weight = params.lexical_weight, params.vector_weight
+    if params.adaptive:
+        lexical_weight, vector_weight = _peak_weights(lexical_z, vector_z, params)
     scores: dict[Key, float] = {}
-    lexical_padding = max(0, lexical_depth - len(lex))
-    for weight, keys, values, padding in (
-            (params.lexical_weight, [k for k, _ in lex], [max(s, 0.0) for _, s in lex], lexical_padding),
-            (params.vector_weight, [k for k, _ in vec], [1.0 - d for _, d in vec], 0)):
-        for key, z in zip(keys, _standardised(values, padding), strict=True):
+    for weight, keys, zs in ((lexical_weight, [k for k, _ in lex], lexical_z),
+                             (vector_weight, [k for k, _ in vec], vector_z)):
+        for key, z in zip(keys, zs, strict=True):
             scores[key] = scores.get(key, 0.0) + weight * z
     return scores
+
+
+def _peak_weights(lexical_z: list[float], vector_z: list[float], params: FusionParams) -> tuple[float, float]:
+    """Each weight times its list's peak (its best z-score) over the mean of both peaks; an
+    empty or flat list keeps its weight, so one list alone is never scaled to nothing."""
+    lexical_peak, vector_peak = max(lexical_z, default=0.0), max(vector_z, default=0.0)
+    if lexical_peak <= 0 or vector_peak <= 0:
+        return params.lexical_weight, params.vector_weight
+    mean_peak = (lexical_peak + vector_peak) / 2
+    return params.lexical_weight * lexical_peak / mean_peak, params.vector_weight * vector_peak / mean_peak

@@ -13,10 +13,14 @@ How hybrid() works (docs/search.md has the long form):
 - Relevance order: the two lists are fused (search_svc.fusion), one row per record.
   Date order: the union is sorted by date. Rows past the fused window continue with the
   remaining lexical matches.
-- Counts: the store's exact lexical totals per kind, plus the vector neighbours that passed
-  every filter and are not among the lexical candidates. That is exact whenever the lexical
-  matches fit the candidate window; beyond it, a vector neighbour might also be a deeper
-  lexical match, so the total can exceed the reachable rows by at most the vector extras.
+- Relevance floor: when one is calibrated for the index's embedding model (fusion.CALIBRATED_FLOORS),
+  only the fused candidates above it are rows and counted; a query whose best candidate stays
+  under the floor's gate finds nothing ("No results found"), and counts are match counts.
+- Counts without a floor (an uncalibrated model): the store's exact lexical totals per kind, plus
+  the vector neighbours that passed every filter and are not among the lexical candidates. That
+  is exact whenever the lexical matches fit the candidate window; beyond it, a vector neighbour
+  might also be a deeper lexical match, so the total can exceed the reachable rows by at most
+  the vector extras.
 - Vector side down (or unable to take the query): lexical rows, strategy "lexical", and a notice.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -36,7 +40,15 @@ from mnemo.query import parse
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 from mnemo.vocab import STORE_PAGE_MAX
 from search_svc.backend import Backend
-from search_svc.fusion import DEFAULT_FUSION, FusionParams, fuse, with_context
+from search_svc.fusion import (
+    CALIBRATED_FLOORS,
+    DEFAULT_FUSION,
+    FusionParams,
+    RelevanceFloor,
+    above_floor,
+    fuse,
+    with_context,
+)
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, search_args
 
@@ -51,6 +63,8 @@ VECTOR_TIMEOUT_S = 5.0
 PROBE_TTL_S = 5.0
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
 SEMANTIC_REFUSED = "semantic search could not take this query; lexical results only"
+SEMANTIC_REBUILDING = ("semantic index is being re-embedded for the configured model (`mnemo reindex` waits "
+                       "for it); lexical results only")
 # Errors that mean "the vector side cannot answer now"; the store still can.
 _VECTOR_FAILURES = (Unavailable, DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument)
 
@@ -106,18 +120,32 @@ class _VectorProbe:
         self._backend, self._clock = backend, clock
         self._lock = threading.Lock()
         self._checked_at, self._up = float("-inf"), False
+        self._model = ""  # the embedding model vector_svc reported last, and when
+        self._model_at = float("-inf")
 
     def up(self) -> bool:
         with self._lock:
             if self._clock() - self._checked_at < PROBE_TTL_S:
                 return self._up
+        return self._refresh()
+
+    def _refresh(self) -> bool:
         try:
-            self._backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
-            up = True
+            status = self._backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
+            up, self._model, self._model_at = True, status.model, self._clock()
         except MnemoError:
             up = False
         self.record(up)
         return up
+
+    def model(self) -> str:
+        """The embedding model of vector_svc's index ("" while unknown), checked like up()."""
+        with self._lock:
+            # Its own age: record() keeps the up/down answer fresh without asking for the model.
+            if self._model and self._clock() - self._model_at < PROBE_TTL_S:
+                return self._model
+        self._refresh()
+        return self._model
 
     def record(self, up: bool) -> None:
         with self._lock:
@@ -125,8 +153,9 @@ class _VectorProbe:
 
 
 class Retrieval:
-    def __init__(self, backend: Backend, settings: Settings, *, fusion: FusionParams = DEFAULT_FUSION):
-        self.backend, self.settings, self.fusion = backend, settings, fusion
+    def __init__(self, backend: Backend, settings: Settings, *, fusion: FusionParams = DEFAULT_FUSION,
+                 floors: Mapping[str, RelevanceFloor] = CALIBRATED_FLOORS):
+        self.backend, self.settings, self.fusion, self.floors = backend, settings, fusion, floors
         self.render = Renderer(settings.display_tz)
         self._probe = _VectorProbe(backend)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-query")
@@ -216,6 +245,8 @@ class Retrieval:
             log.warning("vector query failed; answering lexically", code=reply.code, error=reply.message)
             if isinstance(reply, InvalidArgument):
                 return None, SEMANTIC_REFUSED
+            if isinstance(reply, FailedPrecondition):  # vector_svc's index was built by another model
+                return None, SEMANTIC_REBUILDING
             self._probe.record(False)
             return None, SEMANTIC_DOWN
         self._probe.record(True)
@@ -236,6 +267,23 @@ class Retrieval:
 
     def _fused(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask, window: _Window,
                notice: str) -> HybridResult:
+        floor = self.floors.get(self._probe.model())
+        if floor is None:  # no floor calibrated for this model: every candidate counts
+            return self._unfloored(lexical, semantic, ask, window, notice)
+        # Trigger: a floor is calibrated for the index's model. Why: fused scores are relative and
+        # cannot say "nothing matched". Outcome: only matches are ranked, paged and counted.
+        matches = self._rank_fusion(lexical, semantic, window.depth, floor)
+        if ask.order != common_pb2.ORDER_RELEVANCE:
+            matches = sort_by_date(matches, newest_first=ask.order == common_pb2.ORDER_DATE_DESC)
+        counts = search_pb2.SearchCounts()
+        for row in matches:
+            counts.total += 1
+            _bump_kind(counts, row.ref.kind)
+        rows = matches[window.offset:window.offset + window.limit]
+        return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
+
+    def _unfloored(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask, window: _Window,
+                   notice: str) -> HybridResult:
         lexical_rows = {ref_key(row.ref): row for row in lexical.hits}
         extras = [row for row in semantic.rows if ref_key(row.ref) not in lexical_rows]
         counts = lexical_counts(lexical)
@@ -254,7 +302,7 @@ class Retrieval:
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
     def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic,
-                     depth: int) -> list[common_pb2.IndexRow]:
+                     depth: int, floor: RelevanceFloor | None = None) -> list[common_pb2.IndexRow]:
         by_key: dict[Hashable, common_pb2.IndexRow] = {ref_key(row.ref): row for row in semantic.rows}
         by_key.update({ref_key(row.ref): row for row in lexical.hits})  # the store's row carries bm25
         fused = fuse([(ref_key(r.ref), r.score) for r in lexical.hits],
@@ -262,6 +310,7 @@ class Retrieval:
                      self.fusion, lexical_depth=depth)
         fused = with_context(fused, {key: (row.project, row.created_at_epoch) for key, row in by_key.items()},
                              self.fusion)
+        fused = above_floor(fused, floor)
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

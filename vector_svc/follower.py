@@ -18,7 +18,7 @@ from chromadb.api.models.Collection import Collection
 from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError
 from mnemo.logs import get_logger
 from mnemo.v1 import store_pb2, vector_pb2
-from vector_svc.index import VectorIndex
+from vector_svc.index import ModelMismatch, VectorIndex
 
 if TYPE_CHECKING:  # the store client is handed in: the follower itself imports no gRPC
     from mnemo.grpc_client import ServiceClient
@@ -120,14 +120,15 @@ class Follower:
         delay = self.poll_s
         while not self._stop.wait(delay):
             try:
-                # One page per lock hold, so a Sync or Rebuild call never waits behind a long backlog.
-                while not self._stop.is_set():
-                    result = self.sync(max_changes=PAGE)
-                    if result.applied:
-                        log.debug("synced", applied=result.applied, watermark=result.watermark)
-                    if result.applied < PAGE:
-                        break
+                self._catch_up()
                 self._recovered()
+                delay = self.poll_s
+            except ModelMismatch as err:
+                # Trigger: the index was built by another embedding model than the configured one.
+                # Why: distances between two models' vectors mean nothing, so it cannot be queried.
+                # Outcome: re-embed the whole store now, as `mnemo reindex` would; lexical meanwhile.
+                log.warning("model_changed_reindexing", problem=err.message)
+                self.rebuild()
                 delay = self.poll_s
             except MnemoError as err:
                 self._report(f"{err.code}: {err.message}")
@@ -135,6 +136,15 @@ class Follower:
             except Exception:  # never let the thread die; the next round may succeed
                 log.exception("follower_crashed_round")
                 delay = MAX_BACKOFF_S
+
+    def _catch_up(self) -> None:
+        # One page per lock hold, so a Sync or Rebuild call never waits behind a long backlog.
+        while not self._stop.is_set():
+            result = self.sync(max_changes=PAGE)
+            if result.applied:
+                log.debug("synced", applied=result.applied, watermark=result.watermark)
+            if result.applied < PAGE:
+                break
 
     def _report(self, problem: str) -> None:
         if problem != self._last_problem:  # once per distinct problem, not every poll

@@ -118,12 +118,16 @@ def collection_metadata(embedder: Embedder, **extra: int | str) -> dict[str, obj
     return {"model": embedder.model, "dimension": int(embedder.dimension), "embedder": embedder.key, **extra}
 
 
+class ModelMismatch(FailedPrecondition):
+    """A collection was built by another embedding model than the configured one."""
+
+
 def check_model(collection: Collection, embedder: Embedder, remedy: str) -> None:
     """Refuse a collection built by another model instead of mixing vectors."""
     meta = collection.metadata or {}
     built = (meta.get("model"), meta.get("dimension"))
     if built != (embedder.model, embedder.dimension):
-        raise FailedPrecondition(
+        raise ModelMismatch(
             f"index {collection.name!r} was built with {built[0]}/{built[1]}; configured "
             f"{embedder.model}/{embedder.dimension}; {remedy}"
         )
@@ -180,7 +184,8 @@ def embed_all(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
 class VectorIndex:
     """The main collection: applying change-feed batches, querying, rebuilding."""
 
-    REMEDY = "run `mnemo reindex` to rebuild it with the configured model"
+    REMEDY = ("vector_svc re-embeds it with the configured model in the background (lexical results "
+              "meanwhile); `mnemo reindex` does the same and waits for it")
 
     def __init__(self, connection: ChromaConnection, embedder: Embedder):
         self.connection = connection

@@ -11,7 +11,7 @@ from mnemo.config import with_overrides
 from mnemo.errors import Unavailable
 from mnemo.grpc_client import check_health, connect, open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
-from tests.conftest import start_service
+from tests.conftest import start_service, wait_for
 from vector_svc.embedders import HashEmbedder
 from vector_svc.follower import Follower
 from vector_svc.index import ChromaConnection, VectorIndex
@@ -207,14 +207,39 @@ def test_vector_svc_survives_the_store_being_down(settings):
             store_stop()
 
 
-def test_a_model_change_is_refused_until_reindex(settings, store_stub, capsys):
+def indexed_with_hash(settings, store_stub) -> list[int]:
+    """One observation, indexed by a vector_svc with the hash embedder (then stopped)."""
     ids = add_observations(store_stub, "alpha", [{"narrative": "how to fix the database lock error"}])
     vector = VectorProcess(settings)
     try:
         wait_caught_up(vector.stub)
     finally:
         vector.stop()
-    vector = VectorProcess(with_overrides(settings, embedder="minilm-int8"))
+    return ids
+
+
+def test_a_model_change_re_embeds_the_index_on_its_own(settings, store_stub):
+    ids = indexed_with_hash(settings, store_stub)
+    vector = VectorProcess(with_overrides(settings, embedder="minilm-int8", vector_poll_ms=50))
+    try:
+        def rebuilt():
+            try:
+                status = vector.stub.Status(vector_pb2.VectorStatusRequest())
+            except grpc.RpcError as err:  # the old index is refused until the rebuild swaps in
+                assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
+                assert "mnemo-hash-v1/384" in (err.details() or "")
+                return None
+            return status if status.lag == 0 and status.documents == 1 else None
+
+        assert wait_for(rebuilt, 60, "the index re-embedded with the new model").model == "all-MiniLM-L6-v2-onnx-int8"
+        assert query(vector.stub, "resolving a locked sqlite database") == [(OBS, ids[0])]
+    finally:
+        vector.stop()
+
+
+def test_a_model_change_can_be_reindexed_by_hand(settings, store_stub, capsys):
+    ids = indexed_with_hash(settings, store_stub)
+    vector = VectorProcess(with_overrides(settings, embedder="minilm-int8", vector_poll_ms=3_600_000))
     try:
         with pytest.raises(grpc.RpcError) as err:
             vector.stub.Query(vector_pb2.VectorQueryRequest(text="database lock"))

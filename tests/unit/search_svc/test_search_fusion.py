@@ -92,3 +92,49 @@ def test_context_lifts_a_record_next_to_a_strong_match_in_time_and_project():
 def test_context_off_leaves_the_ranking_alone():
     fused = [Fused("a", 2.0, 1, None), Fused("b", 1.0, None, 1)]
     assert with_context(fused, {"a": ("p", 0), "b": ("p", 1)}, FusionParams(context_weight=0.0)) == fused
+
+
+def test_the_floor_finds_nothing_when_the_best_candidate_stays_under_the_gate():
+    from search_svc.fusion import RelevanceFloor, above_floor
+
+    floor = RelevanceFloor(gate=0.5, keep=0.3)
+    fused = fuse([("lex", 4.0)], [("near", 0.55), ("far", 0.9)])  # similarities 0.45 and 0.1
+    assert above_floor(fused, floor) == []
+
+
+def test_the_floor_keeps_the_records_at_the_keep_level_in_their_order():
+    from search_svc.fusion import RelevanceFloor, above_floor
+
+    floor = RelevanceFloor(gate=0.5, keep=0.3)
+    fused = fuse([("lex", 4.0)], [("best", 0.3), ("mid", 0.65), ("far", 0.9)])  # 0.7, 0.35, 0.1
+    kept = [f.key for f in above_floor(fused, floor)]
+    assert kept == [k for k in keys(fused) if k in ("best", "mid")]
+    assert above_floor(fused, None) == fused
+
+
+def test_a_lexical_only_record_counts_the_lowest_similarity_and_its_weighted_bm25():
+    from search_svc.fusion import RelevanceFloor, relevance
+
+    fused = fuse([("lex", 10.0)], [("a", 0.4), ("b", 0.8)])
+    by_key = dict(zip(keys(fused), relevance(fused, RelevanceFloor(gate=0, keep=0, bm25_weight=0.01)), strict=True))
+    assert by_key["lex"] == pytest.approx(0.2 + 0.1)
+    assert by_key["a"] == pytest.approx(0.6)
+
+
+def test_adaptive_weights_favour_the_list_whose_top_stands_out():
+    lexical = [("peak", 9.0), ("x", 1.0), ("y", 1.0), ("z", 1.0)]  # one record far above the rest
+    vector = [("flat1", 0.50), ("flat2", 0.51), ("flat3", 0.52), ("flat4", 0.53)]  # evenly spread
+    plain = fuse(lexical, vector, FusionParams(method="zscore", vector_weight=1.5))
+    adaptive = fuse(lexical, vector, FusionParams(method="zscore", vector_weight=1.5, adaptive=True))
+    assert keys(plain)[0] == "flat1"
+    assert keys(adaptive)[0] == "peak"
+
+
+def test_a_reach_of_two_lets_the_second_neighbour_lend_half_as_much():
+    fused = [Fused("answer", 0.0, None, 5), Fused("between", 0.0, None, 6), Fused("question", 4.0, 1, 1)]
+    placement = {"answer": ("p", 0), "between": ("p", 1_000), "question": ("p", 2_000)}
+    one = {f.key: f.score for f in with_context(fused, placement, FusionParams(context_weight=0.5))}
+    two = {f.key: f.score for f in with_context(fused, placement, FusionParams(context_weight=0.5, context_reach=2))}
+    assert one["answer"] == 0.0  # its only direct neighbour scored nothing
+    assert two["answer"] == pytest.approx(0.5 * 4.0 / 2)
+    assert one["between"] == two["between"] == pytest.approx(0.5 * 4.0)

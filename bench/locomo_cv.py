@@ -1,0 +1,193 @@
+"""Leave-one-conversation-out cross-validation of hybrid retrieval on the LoCoMo dev split.
+
+Every parameter (fusion method weights, temporal context, adaptive weights, the relevance
+floor) is chosen on four conversations and scored on the fifth; the cross-validated (CV)
+figure is the held-out questions of the five folds pooled. The in-sample figure (parameters
+chosen on all five) is printed next to it: the gap between the two is how much tuning fitted
+the dev split.
+
+The relevance floor is calibrated from questions asked in the wrong project (conversation i's
+questions in conversation i+1's project, where nothing is relevant): `gate` makes at least
+NOTHING_FOUND_TARGET of them find nothing, and `keep` keeps KEEP_SHARE of the evidence records
+the ranking puts in the first ten. Works on candidate lists gathered once from the
+real stack (bench/locomo.py), so the grid costs no RPC.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from search_svc.fusion import (  # noqa: E402
+    Fused,
+    FusionParams,
+    RelevanceFloor,
+    above_floor,
+    fuse,
+    relevance,
+    with_context,
+)
+
+NOTHING_FOUND_TARGET = 0.90  # share of wrong-project questions that must find nothing
+KEEP_SHARE = 0.98  # share of the ranked evidence (first ten) the keep level must let through
+BM25_WEIGHTS = (0.0, 0.01, 0.02)
+LEXICAL_DEPTH = 100
+
+Lists = tuple[list[tuple[str, float]], list[tuple[str, float]]]  # (lexical (dia, bm25), vector (dia, distance))
+QKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One question: its key, project, category, evidence, and its candidate lists in its own
+    project and in another conversation's project."""
+
+    key: QKey
+    project: str
+    category: int
+    evidence: frozenset[str]
+    own: Lists
+    cross: Lists
+    cross_project: str
+
+
+def fusion_grid() -> list[FusionParams]:
+    grid = [FusionParams("zscore", 0, 1.0, w, c, adaptive=a)
+            for w in (0.5, 0.7, 0.9, 1.2) for c in (0.0, 0.3, 0.5, 0.8) for a in (False, True)]
+    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2) for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8)]
+    grid += [FusionParams("rrf", k, 1.0, w, c) for k in (5, 60) for w in (0.7, 1.0) for c in (0.0, 0.3)]
+    return grid
+
+
+def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: FusionParams) -> list[Fused]:
+    fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
+    return with_context(fused, {f.key: (project, epoch(project, str(f.key))) for f in fused}, params)
+
+
+def dias(fused: Sequence[Fused]) -> list[str]:
+    return [str(f.key) for f in fused]
+
+
+def first_hit(ranked: Sequence[str], evidence: frozenset[str], depth: int = 10) -> int | None:
+    return next((i for i, dia in enumerate(ranked[:depth]) if dia in evidence), None)
+
+
+def recall_at(cases: Sequence[Case], ranked: dict[QKey, list[str]], k: int = 5) -> float:
+    hits = sum(1 for c in cases if (i := first_hit(ranked[c.key], c.evidence)) is not None and i < k)
+    return hits / len(cases) if cases else 0.0
+
+
+def calibrate_floor(cases: Sequence[Case], own: dict[QKey, list[Fused]], cross: dict[QKey, list[Fused]],
+                    bm25_weight: float) -> RelevanceFloor:
+    """gate: the NOTHING_FOUND_TARGET quantile of the best relevance of wrong-project questions;
+    keep: the (1 - KEEP_SHARE) quantile of the relevance of evidence ranked in the first ten."""
+    probe = RelevanceFloor(gate=0.0, keep=0.0, bm25_weight=bm25_weight)
+    tops = [max(relevance(cross[c.key], probe), default=0.0) for c in cases]
+    gate = float(np.quantile(tops, NOTHING_FOUND_TARGET)) + 1e-9
+    found = []
+    for c in cases:
+        values = relevance(own[c.key], probe)
+        found += [v for f, v in zip(own[c.key][:10], values[:10], strict=False) if f.key in c.evidence]
+    keep = float(np.quantile(found, 1 - KEEP_SHARE)) if found else gate
+    return RelevanceFloor(gate=gate, keep=min(keep, gate), bm25_weight=bm25_weight)
+
+
+@dataclass
+class Fold:
+    held_out: str
+    params: FusionParams
+    floor: RelevanceFloor
+
+
+@dataclass
+class CVResult:
+    folds: list[Fold]
+    in_sample: Fold
+    ranked_in_sample: dict[QKey, list[str]]  # best in-sample parameters, no floor
+    ranked_cv: dict[QKey, list[str]]  # each question ranked with its fold's parameters, no floor
+    floored_in_sample: dict[QKey, list[str]]
+    floored_cv: dict[QKey, list[str]]
+    nothing_found_in_sample: float  # share of wrong-project questions answered with no result
+    nothing_found_cv: float
+
+
+class CrossValidation:
+    def __init__(self, cases: Sequence[Case], epoch: Callable[[str, str], int]):
+        self.cases = [c for c in cases if c.category in (1, 2, 3, 4)]
+        self.epoch = epoch
+        self.grid = fusion_grid()
+        self._own: dict[FusionParams, dict[QKey, list[Fused]]] = {}
+        self._cross: dict[FusionParams, dict[QKey, list[Fused]]] = {}
+
+    def own(self, params: FusionParams) -> dict[QKey, list[Fused]]:
+        if params not in self._own:
+            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params) for c in self.cases}
+        return self._own[params]
+
+    def cross(self, params: FusionParams) -> dict[QKey, list[Fused]]:
+        if params not in self._cross:
+            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params) for c in self.cases}
+        return self._cross[params]
+
+    def choose(self, train: Sequence[Case]) -> tuple[FusionParams, RelevanceFloor]:
+        """The fusion parameters with the best recall@5 on `train`, then the floor (its bm25
+        weight chosen by recall@5 with the floor applied) calibrated on `train`."""
+        def keys_of(ranked: dict[QKey, list[Fused]]) -> dict[QKey, list[str]]:
+            return {c.key: dias(ranked[c.key]) for c in train}
+
+        params = max(self.grid, key=lambda p: recall_at(train, keys_of(self.own(p))))
+        own, cross = self.own(params), self.cross(params)
+        floors = [calibrate_floor(train, own, cross, w) for w in BM25_WEIGHTS]
+        floor = max(floors, key=lambda f: recall_at(train, self._floored(train, own, f)))
+        return params, floor
+
+    @staticmethod
+    def _floored(cases: Sequence[Case], own: dict[QKey, list[Fused]], floor: RelevanceFloor) -> dict[QKey, list[str]]:
+        return {c.key: dias(above_floor(own[c.key], floor)) for c in cases}
+
+    def _nothing_found(self, cases: Sequence[Case], params: FusionParams, floor: RelevanceFloor) -> int:
+        cross = self.cross(params)
+        return sum(1 for c in cases if not above_floor(cross[c.key], floor))
+
+    def run(self) -> CVResult:
+        projects = sorted({c.project for c in self.cases})
+        params, floor = self.choose(self.cases)
+        in_sample = Fold("", params, floor)
+        ranked_in = {c.key: dias(self.own(params)[c.key]) for c in self.cases}
+        floored_in = self._floored(self.cases, self.own(params), floor)
+        empty_in = self._nothing_found(self.cases, params, floor)
+        folds, ranked_cv, floored_cv, empty_cv = [], {}, {}, 0
+        for held in projects:
+            train = [c for c in self.cases if c.project != held]
+            test = [c for c in self.cases if c.project == held]
+            params, floor = self.choose(train)
+            folds.append(Fold(held, params, floor))
+            ranked_cv.update({c.key: dias(self.own(params)[c.key]) for c in test})
+            floored_cv.update(self._floored(test, self.own(params), floor))
+            empty_cv += self._nothing_found(test, params, floor)
+        n = len(self.cases) or 1
+        return CVResult(folds, in_sample, ranked_in, ranked_cv, floored_in, floored_cv, empty_in / n, empty_cv / n)
+
+
+def describe(params: FusionParams) -> str:
+    if params.method == "rrf":
+        return f"rrf k={params.k:g} w_vec={params.vector_weight:g} ctx={params.context_weight:g}"
+    return (f"zscore w_vec={params.vector_weight:g} ctx={params.context_weight:g}"
+            + (f" reach={params.context_reach}" if params.context_reach > 1 else "")
+            + (" adaptive" if params.adaptive else ""))
+
+
+def describe_floor(floor: RelevanceFloor) -> str:
+    return f"gate={floor.gate:.3f} keep={floor.keep:.3f} bm25_weight={floor.bm25_weight:g}"
+
+
+if __name__ == "__main__":  # `make bench` runs every bench/*.py; this one is a part of locomo.py
+    print("bench/locomo_cv.py is the cross-validation step of bench/locomo.py: run that one")

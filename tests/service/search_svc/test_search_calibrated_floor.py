@@ -1,0 +1,38 @@
+"""The relevance floor calibrated for the default model (minilm-int8), over the real stack and
+SearchService: an off-topic query finds nothing, an on-topic one finds its record."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.config import Settings, with_overrides
+from mnemo.v1 import search_pb2
+from tests.conftest import add_observation, sync_vectors
+from tests.service.search_svc.test_search_relevance_floor import SHOP
+
+pytestmark = [pytest.mark.service, pytest.mark.chroma]
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return with_overrides(settings, embedder="minilm-int8")
+
+
+@pytest.fixture
+def shop(store_stub, vector_stub) -> list[int]:
+    made = [add_observation(store_stub, project="shop", title=t, narrative=n) for t, n in SHOP]
+    sync_vectors(vector_stub)
+    return made
+
+
+def test_an_off_topic_query_finds_nothing_under_the_calibrated_floor(search_stub, shop):
+    reply = search_stub.Search(search_pb2.SearchRequest(query="kubernetes helm chart", project="shop"))
+    assert reply.strategy == "hybrid"
+    assert list(reply.rows) == [] and reply.counts.total == 0
+    assert reply.text.startswith('No results found matching "kubernetes helm chart"')
+
+
+def test_an_on_topic_query_finds_its_record_and_counts_only_matches(search_stub, shop):
+    reply = search_stub.Search(search_pb2.SearchRequest(query="were expired coupons accepted?", project="shop"))
+    assert reply.rows[0].ref.id == shop[2]
+    assert 1 <= reply.counts.total == len(reply.rows) < len(SHOP)
