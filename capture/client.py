@@ -16,6 +16,7 @@ first request, so the retry cannot duplicate a write.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mnemo.errors import MnemoError, Unavailable, is_refusal
@@ -24,13 +25,28 @@ if TYPE_CHECKING:
     from google.protobuf.message import Message
 
     from capture.h2c import H2Channel
-    from capture.rpcs import Rpc, UnaryCaller
+    from capture.rpcs import Rpc
+    from capture.wire import WireRpc
     from mnemo.grpc_client import ServiceClient
 
     RequestT = TypeVar("RequestT", bound=Message)
     ReplyT = TypeVar("ReplyT", bound=Message)
 
+ParsedT = TypeVar("ParsedT")
+
 STACK_START_TIMEOUT_S = 20.0
+
+
+class UnaryCaller:
+    """The grpc twin of capture.h2c.H2Channel: serialized request in, serialized reply out
+    (no serializers: grpc passes bytes through), so both transports carry the same bytes."""
+
+    def __init__(self, channel: Any):
+        self._channel = channel
+
+    def __call__(self, path: str, body: bytes, timeout: float) -> bytes:
+        reply: bytes = self._channel.unary_unary(path)(body, timeout=timeout)
+        return reply
 
 
 class HookClients:
@@ -48,12 +64,20 @@ class HookClients:
 
     def call(self, rpc: Rpc[RequestT, ReplyT], request: RequestT) -> ReplyT:
         """Make one call, on the lean path when possible; typed errors (mnemo.errors) on failure."""
-        if self._lean_possible(rpc.service):
+        return self._call(rpc.service, rpc.path, request.SerializeToString(), rpc.reply.FromString)
+
+    def call_wire(self, rpc: WireRpc, request: dict[str, Any]) -> dict[str, Any]:
+        """`call` without the protobuf runtime, for the RPCs the agent waits on (capture.wire):
+        the request's fields by name in, the reply's fields by name out."""
+        return self._call(rpc.service, rpc.path, rpc.request.encode(request), rpc.reply.decode)
+
+    def _call(self, service: str, path: str, body: bytes, parse: Callable[[bytes], ParsedT]) -> ParsedT:
+        if self._lean_possible(service):
             try:
-                return self._lean_call(rpc, request)
+                return parse(self._lean_call(service, path, body))
             except Exception as err:  # noqa: BLE001 - any surprise: ask grpc proper (writes are idempotent)
-                self.lean_failures.append(f"{rpc.path}: {type(err).__name__}: {err}")
-        return self._grpc_call(rpc, request)
+                self.lean_failures.append(f"{path}: {type(err).__name__}: {err}")
+        return parse(self._grpc_call(service, path, body))
 
     def close(self) -> None:
         for lean in self._lean.values():
@@ -64,17 +88,16 @@ class HookClients:
         self._clients.clear()
 
     # -----------------------------------------------------------------------------------
-    def _grpc_call(self, rpc: Rpc[RequestT, ReplyT], request: RequestT) -> ReplyT:
+    def _grpc_call(self, service: str, path: str, body: bytes) -> bytes:
         try:
-            return self._client(rpc.service).stub(rpc, request, self.timeout)
+            return self._client(service).stub(path, body, self.timeout)
         except MnemoError as err:
             if not (is_refusal(err) and self._start_stack()):
                 raise
-        return self._client(rpc.service).stub(rpc, request, self.timeout)
+        return self._client(service).stub(path, body, self.timeout)
 
     def _client(self, service: str) -> ServiceClient[UnaryCaller]:
         if service not in self._clients:
-            from capture.rpcs import UnaryCaller
             from mnemo.grpc_client import ServiceClient, open_channel
 
             channel = open_channel(self.settings.address(service), tls_ca=self.settings.tls_ca,
@@ -88,17 +111,16 @@ class HookClients:
         return (address.startswith("unix:") and not address.startswith("unix://")
                 and not self.settings.auth_token and not self.settings.tls_ca)
 
-    def _lean_call(self, rpc: Rpc[RequestT, ReplyT], request: RequestT) -> ReplyT:
+    def _lean_call(self, service: str, path: str, body: bytes) -> bytes:
         from capture.h2c import Refused
 
         try:
-            channel = self._lean_channel(rpc.service)
+            channel = self._lean_channel(service)
         except Refused:
             if not self._start_stack():
                 raise
-            channel = self._lean_channel(rpc.service)
-        data = channel.unary(rpc.path, request.SerializeToString(), self.timeout)
-        return rpc.reply.FromString(data)
+            channel = self._lean_channel(service)
+        return channel.unary(path, body, self.timeout)
 
     def _lean_channel(self, service: str) -> H2Channel:
         if service not in self._lean:

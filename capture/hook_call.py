@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capture.journal import Journal, SessionState
@@ -17,6 +18,7 @@ from capture.project import project_name
 
 if TYPE_CHECKING:  # the observer compiles many patterns: imported only by the events that use it
     from capture.drafts import Draft
+    from mnemo.logfile import RotatingFile
 
 TOOL_TEXT_PRECAP = 1024 * 1024
 
@@ -44,15 +46,14 @@ class HookCall:
         state = self.state()
         if state is not None and state.memory_session_id:
             return state
-        from capture import rpcs
-        from mnemo.v1 import store_pb2
+        from capture import wire
 
-        session = self.clients.call(rpcs.UPSERT_SESSION, store_pb2.UpsertSessionRequest(
-            content_session_id=self.session_id, project=self.project, platform_source=self.platform,
-            user_prompt=user_prompt,
-        ))
-        state = SessionState(self.session_id, self.platform, session.project or self.project,
-                             memory_session_id=session.memory_session_id or self.session_id)
+        session = self.clients.call_wire(wire.UPSERT_SESSION, {
+            "content_session_id": self.session_id, "project": self.project, "platform_source": self.platform,
+            "user_prompt": user_prompt,
+        })
+        state = SessionState(self.platform, session["project"] or self.project,
+                             memory_session_id=session["memory_session_id"] or self.session_id)
         self.journal.save_state(state)
         return state
 
@@ -132,13 +133,14 @@ def parse_json(text: str) -> Any:
 
 
 def log(settings: Any, level: str, message: str, **fields: Any) -> None:
-    """One JSON line in $MNEMO_HOME/logs/hooks.log (stdlib only: structlog costs ~100 ms
-    of import per hook). Never raises, never writes to stdout."""
+    """One JSON line in $MNEMO_HOME/logs/hooks.log, private (0600) and rotated past
+    settings.log_max_bytes like every mnemo log (mnemo.logfile: stdlib only, since
+    structlog costs ~100 ms of import per hook). Never raises, never writes to stdout."""
     if level == "debug" and getattr(settings, "log_level", "info") != "debug":
         return
     try:
         logs_dir = settings.logs_dir
-        logs_dir.mkdir(parents=True, exist_ok=True)
+        logs_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         record = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "level": level,
@@ -146,7 +148,18 @@ def log(settings: Any, level: str, message: str, **fields: Any) -> None:
             "pid": os.getpid(),
             **fields,
         }
-        with open(logs_dir / "hooks.log", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=str) + "\n")
+        _log_file(logs_dir / "hooks.log", settings).write(json.dumps(record, default=str) + "\n")
     except Exception:  # noqa: BLE001 - logging must not break the host either
         pass
+
+
+_LOG_FILES: dict[Path, RotatingFile] = {}
+
+
+def _log_file(path: Path, settings: Any) -> RotatingFile:
+    """One open log per path and process (a hook logs a few lines, and its process ends)."""
+    if path not in _LOG_FILES:
+        from mnemo.logfile import RotatingFile
+
+        _LOG_FILES[path] = RotatingFile(path, settings.log_max_bytes, settings.log_backups)
+    return _LOG_FILES[path]

@@ -62,7 +62,7 @@ def run(settings: Any, args: Any) -> int:
     reply: dict[str, Any] = {}
     worker_of: Journal | None = None
     try:
-        payload = read_payload(sys.stdin)
+        payload = without_private_identifiers(read_payload(sys.stdin))
         handed_off, worker_of = _hand_off(settings, event, payload, platform)
         if not handed_off:
             reply = handle(settings, event, payload, platform)
@@ -116,6 +116,22 @@ def read_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
+# Host-given names of things: they reach the journal's key, the store's rows and external
+# ids, so a <private> region or a secret in one is dropped like in any text.
+IDENTIFIER_FIELDS = ("session_id", "tool_use_id", "tool_name", "cwd", "transcript_path", "agent_id", "agent_type")
+
+
+def without_private_identifiers(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload with every identifier privacy-cleaned (mnemo.privacy.clean), before the
+    hand-off: the parent, its worker and the next hooks key the session's journal alike."""
+    present = [name for name in IDENTIFIER_FIELDS if isinstance(payload.get(name), str) and payload[name]]
+    if not present:
+        return payload
+    from mnemo.privacy import clean
+
+    return {**payload, **{name: clean(payload[name]) for name in present}}
+
+
 def handle(settings: Any, event: str, payload: dict[str, Any], platform: str) -> dict[str, Any]:
     """Do the event's work; the reply to print."""
     handler = _HANDLERS.get(event)
@@ -136,7 +152,7 @@ def handle(settings: Any, event: str, payload: dict[str, Any], platform: str) ->
 
 
 _TEXT_FIELDS = ("session_id", "cwd", "prompt", "tool_name", "tool_use_id", "transcript_path", "hook_event_name",
-                "error", "last_assistant_message", "agent_type", "agent_transcript_path", "trigger")
+                "error", "last_assistant_message", "agent_type", "agent_id", "agent_transcript_path", "trigger")
 
 
 def check_payload(payload: dict[str, Any]) -> None:
@@ -154,14 +170,13 @@ def check_payload(payload: dict[str, Any]) -> None:
 
 
 def _session_start(hook: HookCall) -> dict[str, Any]:
-    from capture import rpcs
-    from mnemo.v1 import search_pb2
+    from capture import wire
 
-    reply = hook.clients.call(rpcs.SESSION_START_CONTEXT, search_pb2.SessionStartContextRequest(
-        project=hook.project, token_budget=hook.settings.context_token_budget,
-    ))
-    text = reply.text.strip()
-    if not text or not (reply.observations or reply.summaries):
+    reply = hook.clients.call_wire(wire.SESSION_START_CONTEXT, {
+        "project": hook.project, "token_budget": hook.settings.context_token_budget,
+    })
+    text = reply["text"].strip()
+    if not text or not (reply["observations"] or reply["summaries"]):
         return {}  # a new project: "no previous sessions" is not worth the model's context
     return {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
@@ -181,28 +196,27 @@ def _user_prompt_submit(hook: HookCall) -> dict[str, Any]:
             state.private = True
             hook.journal.save_state(state)
         else:
-            hook.journal.save_state(SessionState(hook.session_id, hook.platform, hook.project, private=True))
+            hook.journal.save_state(SessionState(hook.platform, hook.project, private=True))
         return {}
-    from capture import rpcs
-    from mnemo.v1 import store_pb2
+    from capture import wire
 
     state = hook.ensure_session(user_prompt=text)
-    result = hook.clients.call(rpcs.RECORD_PROMPT, store_pb2.RecordPromptRequest(
-        content_session_id=hook.session_id, platform_source=hook.platform, project=state.project,
-        prompt_text=text,
-    ))
+    prompt = hook.clients.call_wire(wire.RECORD_PROMPT, {
+        "content_session_id": hook.session_id, "platform_source": hook.platform, "project": state.project,
+        "prompt_text": text,
+    })["prompt"]
     state.private = False
     # A "duplicate" reply still names the stored prompt (a retried call, a double-fired hook).
-    if result.prompt.id and result.prompt.id != state.last_prompt_id:
-        state.prompt_number = result.prompt.prompt_number
-        state.last_prompt_id = result.prompt.id
-        hook.journal.append({"p": result.prompt.id, "n": result.prompt.prompt_number})
+    if prompt["id"] and prompt["id"] != state.last_prompt_id:
+        state.prompt_number = prompt["prompt_number"]
+        state.last_prompt_id = prompt["id"]
+        hook.journal.append({"p": prompt["id"], "n": prompt["prompt_number"]})
     hook.journal.save_state(state)
     return {}
 
 
 def _stop(hook: HookCall) -> dict[str, Any]:
-    if not (hook.state() or SessionState("", "", "")).private:
+    if not (hook.state() or SessionState("", "")).private:
         _flush(hook, write_summary=True)
     return {}
 

@@ -4,8 +4,10 @@ Claude Code reads hooks from ~/.claude/settings.json (`hooks.<Event>[] = {matche
 hooks: [{type: "command", command, timeout, async?}]}`) and user-scope MCP servers from
 ~/.claude.json (`mcpServers.<name> = {type: "stdio", command, args, env}`).
 
-Install adds mnemo's hooks and the `mcp-search` server; uninstall removes exactly
-those. Both are idempotent, keep a timestamped backup of every file they change, and
+Install adds mnemo's hooks and the `mcp-search` server (`--profile legacy`: the older
+seven-tool server under its old name `claude-mem-search`, `--profile all`: both tool sets
+under `mcp-search`; the profile rides in the server's env as MNEMO_MCP_PROFILE); uninstall
+removes exactly those. Both are idempotent, keep a timestamped backup of every file they change, and
 leave every other key, hook and server as it was. A file that is not valid JSON is
 refused untouched.
 
@@ -34,12 +36,14 @@ from typing import Any
 
 from capture.install_common import (
     MCP_NAME,
+    MCP_NAMES,
     _is_mnemo_launcher,
     _split_env,
     _update_json,
     add_mcp_server,
     is_mnemo_server,
     launcher,
+    mcp_server_for,
     remove_mcp_server,
 )
 from mnemo.errors import FailedPrecondition
@@ -68,21 +72,29 @@ def run_install(settings: Any, args: Any) -> int:
         from capture.install_hosts import install_host
 
         return install_host(host, settings, args)
+    name, profile_env = mcp_server_for(settings)
     paths = _paths(args)
     base = launcher(settings)
     hooks_changed = _update_json(paths["settings"], lambda data: add_hooks(data, base))
     mcp_changed, conflict = False, ""
     try:
-        mcp_changed = _update_json(paths["mcp"], lambda data: add_mcp_server(data, base))
+        mcp_changed = _update_json(paths["mcp"], lambda data: _with_one_server(data, base, name, profile_env))
     except FailedPrecondition as err:
         conflict = str(err)
     _report("hooks", paths["settings"], hooks_changed, "installed", "already installed")
     if conflict:
         print(f"MCP server: not registered: {conflict}", file=sys.stderr)
         return 1
-    _report(f"MCP server {MCP_NAME!r}", paths["mcp"], mcp_changed, "registered", "already registered")
+    _report(f"MCP server {name!r}", paths["mcp"], mcp_changed, "registered", "already registered")
     print(f"mnemo runs as: {' '.join(shlex.quote(p) for p in base)}")
     return 0
+
+
+def _with_one_server(data: dict[str, Any], base: list[str], name: str, env: dict[str, str]) -> dict[str, Any]:
+    """mnemo's server registered under `name` only: a switch of profile (and so of name)
+    leaves no second mnemo server behind."""
+    others = tuple(other for other in MCP_NAMES if other != name)
+    return remove_mcp_server(add_mcp_server(data, base, name, env), others)
 
 
 def run_uninstall(settings: Any, args: Any) -> int:
@@ -95,7 +107,8 @@ def run_uninstall(settings: Any, args: Any) -> int:
     hooks_changed = _update_json(paths["settings"], remove_hooks, create=False)
     mcp_changed = _update_json(paths["mcp"], remove_mcp_server, create=False)
     _report("hooks", paths["settings"], hooks_changed, "removed", "not installed")
-    _report(f"MCP server {MCP_NAME!r}", paths["mcp"], mcp_changed, "removed", "not registered")
+    _report("MCP server " + " / ".join(repr(name) for name in MCP_NAMES), paths["mcp"], mcp_changed, "removed",
+            "not registered")
     return 0
 
 

@@ -17,34 +17,55 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mnemo.errors import FailedPrecondition
+from mnemo.errors import FailedPrecondition, InvalidArgument
+from mnemo.vocab import LEGACY_MCP_SERVER_NAME, MCP_PROFILE_DEFAULT, MCP_PROFILES, MCP_SERVER_NAME
 
-MCP_NAME = "mcp-search"
+MCP_NAME = MCP_SERVER_NAME
+LEGACY_MCP_NAME = LEGACY_MCP_SERVER_NAME
+MCP_NAMES = (MCP_NAME, LEGACY_MCP_NAME)
+DEFAULT_PROFILE = MCP_PROFILE_DEFAULT
 # Settings worth carrying into the host's environment: where the stack lives. Secrets
 # (tokens, API keys) are never written into a host's config file.
 CARRIED_SETTINGS = ("store_addr", "vector_addr", "search_addr")
 
 
-def add_mcp_server(data: dict[str, Any], base: list[str]) -> dict[str, Any]:
+def add_mcp_server(data: dict[str, Any], base: list[str], name: str = MCP_NAME,
+                   extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     data = json.loads(json.dumps(data))
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise FailedPrecondition('"mcpServers" in ~/.claude.json is not an object')
-    current = servers.get(MCP_NAME)
+    current = servers.get(name)
     if current is not None and not is_mnemo_server(current):
-        raise FailedPrecondition(f"{MCP_NAME!r} is already registered to another command "
+        raise FailedPrecondition(f"{name!r} is already registered to another command "
                                  f"({current.get('command') if isinstance(current, dict) else current!r}); "
                                  "remove it first or keep it")
     env, argv = _split_env(base)
-    servers[MCP_NAME] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": env}
+    servers[name] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"],
+                     "env": {**env, **(extra_env or {})}}
     return data
 
 
-def remove_mcp_server(data: dict[str, Any]) -> dict[str, Any]:
+def remove_mcp_server(data: dict[str, Any], names: tuple[str, ...] = MCP_NAMES) -> dict[str, Any]:
+    """Without mnemo's server under any of `names`; an entry of another program stays."""
     servers = data.get("mcpServers")
-    if isinstance(servers, dict) and is_mnemo_server(servers.get(MCP_NAME)):
-        data = {**data, "mcpServers": {k: v for k, v in servers.items() if k != MCP_NAME}}
+    mine = {name for name in names if isinstance(servers, dict) and is_mnemo_server(servers.get(name))}
+    if mine and isinstance(servers, dict):
+        data = {**data, "mcpServers": {k: v for k, v in servers.items() if k not in mine}}
     return data
+
+
+def mcp_server_for(settings: Any) -> tuple[str, dict[str, str]]:
+    """The name to register mnemo's MCP server under for the chosen profile (setting
+    mcp_profile, `--profile`), and what the server's env adds so that it serves it."""
+    profile = getattr(settings, "mcp_profile", "") or DEFAULT_PROFILE
+    if profile not in MCP_PROFILES:
+        raise InvalidArgument("mcp_profile", f"{profile!r} is not a profile; use one of {', '.join(MCP_PROFILES)}")
+    if profile == DEFAULT_PROFILE:
+        return MCP_NAME, {}
+    # The older server's users call its tools by their old server name; "all" is for
+    # migrating, under mnemo's own name.
+    return (LEGACY_MCP_NAME if profile == "legacy" else MCP_NAME), {"MNEMO_MCP_PROFILE": profile}
 
 
 def is_mnemo_server(entry: Any) -> bool:

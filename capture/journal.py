@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemo.pids import pid_alive
+
 JOURNAL = "journal.jsonl"
 STATE = "state.json"
 CLAIMED_SUFFIX = ".claimed"
@@ -31,7 +33,9 @@ INFLIGHT = "inflight."
 
 @dataclass
 class SessionState:
-    content_session_id: str
+    """What the next hook of a session needs. No session id: the journal's directory is
+    named by its digest, and the id itself (host input) is kept nowhere on disk."""
+
     platform: str
     project: str
     memory_session_id: str = ""
@@ -50,7 +54,8 @@ class Journal:
     def load_state(self) -> SessionState | None:
         try:
             data = json.loads((self.dir / STATE).read_text(encoding="utf-8"))
-            return SessionState(**data)
+            known = {name: value for name, value in data.items() if name in SessionState.__dataclass_fields__}
+            return SessionState(**known)  # a state written by an older version kept more fields
         except (OSError, ValueError, TypeError):
             return None
 
@@ -185,17 +190,6 @@ class Journal:
 def session_key(platform: str, content_session_id: str) -> str:
     """A file-name-safe key: the session id is host input, never used as a path."""
     return hashlib.sha256(f"{platform}\0{content_session_id}".encode()).hexdigest()[:24]
-
-
-def pid_alive(pid: int) -> bool:
-    """mnemo.processes.pid_alive without its imports (structlog): hooks start per event."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _digest(key: str) -> str:

@@ -1,10 +1,11 @@
 """The RPCs hooks make, each named once with its request and reply types.
 
-A hook's call must work on two transports: the lean HTTP/2 client (capture.h2c, no grpc
-import), which needs the method's path and reply class, and grpc proper. An `Rpc` holds
-exactly that, derived from the generated descriptors (protobuf only, no grpc), so both
-transports and mypy read the same typed object: `clients.call(rpcs.ADD_OBSERVATIONS, request)`
-returns an `AddObservationsReply`.
+A hook's call must work on two transports, the lean HTTP/2 client (capture.h2c, no grpc
+import) and grpc proper, which both carry serialized bytes (capture.client): they need the
+method's path and reply class. An `Rpc` holds exactly that, derived from the generated
+descriptors (protobuf only, no grpc), so mypy reads one typed object:
+`clients.call(rpcs.ADD_OBSERVATIONS, request)` returns an `AddObservationsReply`. The RPCs
+the agent waits on skip protobuf altogether: see capture.wire.
 """
 
 from __future__ import annotations
@@ -43,20 +44,6 @@ def _method_between(request: type[Message], reply: type[Message]) -> Any:
     if len(found) != 1:
         raise LookupError(f"{len(found)} RPCs take {request.__name__} and answer {reply.__name__}")
     return found[0]
-
-
-class UnaryCaller:
-    """The grpc twin of capture.h2c.H2Channel: calls any `Rpc` over a grpc channel."""
-
-    def __init__(self, channel: Any):
-        self._channel = channel
-
-    def __call__(self, rpc: Rpc[RequestT, ReplyT], request: RequestT, timeout: float) -> ReplyT:
-        method = self._channel.unary_unary(
-            rpc.path, request_serializer=type(request).SerializeToString, response_deserializer=rpc.reply.FromString
-        )
-        reply: ReplyT = method(request, timeout=timeout)
-        return reply
 
 
 UPSERT_SESSION = Rpc(store_pb2.UpsertSessionRequest, common_pb2.Session)

@@ -42,7 +42,7 @@ from mnemo import vocab as v
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import search_pb2
 
-HOST_PREFIX = "mcp__plugin_mnemo_mcp-search__"
+HOST_PREFIX = f"mcp__plugin_mnemo_{v.MCP_SERVER_NAME}__"
 NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$"
 # A grounded corpus answer waits for the LLM (mnemo.llm allows it 60 s): longer than the default deadline.
 QUERY_CORPUS_TIMEOUT_S = 90.0
@@ -429,9 +429,9 @@ TOOLS: list[ToolSpec] = MEMORY_TOOLS + CODE_TOOLS
 # Profiles (setting `mcp_profile`, `mnemo mcp -o mcp_profile=...`): the default list stays small,
 # as spec 000 argues; `legacy` is spec 003's seven-tool server for prompts built on it; `all`
 # serves both while a user migrates.
-DEFAULT_PROFILE = "default"
+DEFAULT_PROFILE = v.MCP_PROFILE_DEFAULT
 ALL_TOOLS: list[ToolSpec] = TOOLS + LEGACY_TOOLS
-PROFILES: dict[str, list[ToolSpec]] = {DEFAULT_PROFILE: TOOLS, "legacy": LEGACY_TOOLS, "all": ALL_TOOLS}
+PROFILES: dict[str, list[ToolSpec]] = dict(zip(v.MCP_PROFILES, (TOOLS, LEGACY_TOOLS, ALL_TOOLS), strict=True))
 BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in ALL_TOOLS}
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.errors import InvalidArgument
-from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
+from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT, MCP_PROFILE_DEFAULT
 
 SERVICES = ("store", "vector", "search")
 
@@ -106,7 +106,7 @@ class Settings:
     """How long `mnemo up` waits for the stack to become healthy."""
     project: str = ""
     """Project name override for hooks (default: git root or cwd basename)."""
-    mcp_profile: str = "default"
+    mcp_profile: str = MCP_PROFILE_DEFAULT
     """Tools `mnemo mcp` lists: default (memory + code navigation), legacy (the seven older search tools), all."""
     project_root: str = ""
     """Root the code tools (smart_search/outline/unfold) read under; empty = the gateway's working directory."""

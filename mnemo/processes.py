@@ -24,6 +24,7 @@ from pathlib import Path
 
 from mnemo.config import SERVICES, Settings
 from mnemo.logs import get_logger
+from mnemo.pids import pid_alive as pid_alive  # re-exported: defined where hooks can afford it
 
 log = get_logger(__name__)
 
@@ -66,22 +67,6 @@ def wait_healthy(settings: Settings, services: tuple[str, ...], deadline: float,
 # -- pid files -----------------------------------------------------------------------
 def pid_path(settings: Settings, service: str) -> Path:
     return settings.run_dir / f"{service}.pid"
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child (not reaped yet) is dead for our purposes
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def _is_our_service(pid: int, service: str) -> bool:

@@ -38,6 +38,7 @@ from mnemo.processes import (  # noqa: F401 - re-exported: the stack's API for c
     service_healthy,
     settings_env,
 )
+from mnemo.vocab import MCP_SERVER_NAME
 
 log = get_logger(__name__)
 
@@ -178,10 +179,10 @@ def registration_text(settings: Settings) -> str:
         env["PYTHONPATH"] = str(CODE_ROOT)
     command, args = argv[0], argv[1:]
     env_flags = "".join(f" -e {k}={v}" for k, v in env.items())
-    snippet = {"mcpServers": {"mcp-search": {"command": command, "args": args, **({"env": env} if env else {})}}}
+    snippet = {"mcpServers": {MCP_SERVER_NAME: {"command": command, "args": args, **({"env": env} if env else {})}}}
     return (
         "Register the gateway with Claude Code:\n"
-        f"  claude mcp add mcp-search{env_flags} -- {' '.join(argv)}\n"
+        f"  claude mcp add {MCP_SERVER_NAME}{env_flags} -- {' '.join(argv)}\n"
         "or add this to .mcp.json:\n" + "\n".join("  " + line for line in json.dumps(snippet, indent=2).splitlines())
     )
 

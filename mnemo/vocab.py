@@ -106,3 +106,9 @@ PRIVATE_UMASK = 0o077
 # log_max_bytes and log_backups): a flood of bad requests cannot fill the disk.
 LOG_MAX_BYTES_DEFAULT = 5 * 1024 * 1024
 LOG_BACKUPS_DEFAULT = 3
+
+# -- MCP server names and profiles -----------------------------------------------------
+MCP_SERVER_NAME = "mcp-search"
+LEGACY_MCP_SERVER_NAME = "claude-mem-search"  # the older claude-mem search server's name (spec 003)
+MCP_PROFILE_DEFAULT = "default"
+MCP_PROFILES = (MCP_PROFILE_DEFAULT, "legacy", "all")

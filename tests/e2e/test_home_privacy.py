@@ -217,8 +217,6 @@ def test_private_text_in_every_tool_argument_and_hook_text_field_reaches_no_file
     assert_no_secret_in_any_file(settings)
 
 
-@pytest.mark.xfail(strict=True, reason="capture/journal.py keeps the raw session_id (content_session_id) in "
-                                       "capture/<key>/state.json; the store filters every identifier already")
 def test_private_text_in_every_hook_identifier_reaches_no_file(open_home):
     settings = open_home
     up = mnemo(settings, "up")

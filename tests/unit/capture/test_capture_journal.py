@@ -14,7 +14,7 @@ pytestmark = pytest.mark.unit
 def test_claim_takes_the_journal_and_later_appends_start_a_new_one(tmp_path):
     journal = Journal(tmp_path, "claude", "../../etc/passwd")
     assert journal.dir.parent == tmp_path and len(journal.key) == 24  # host ids never become paths
-    journal.save_state(SessionState("s", "claude", "p", memory_session_id="s", prompt_number=2))
+    journal.save_state(SessionState("claude", "p", memory_session_id="s", prompt_number=2))
     journal.append({"p": 1, "n": 1})
     journal.append({"t": 5, "n": 1, "r": 1})
     claimed = journal.claim()
