@@ -83,28 +83,28 @@ def main() -> int:
         detached = {**env, "MNEMO_HOOK_DETACH": "1"}
 
         hook = [sys.executable, "-m", "mnemo.cli", "hook"]
-        rows: dict[str, list[float]] = {name: [] for name in (
-            "python -c pass", "import grpc + stubs", "SessionStart", "UserPromptSubmit", "PostToolUse (Edit)",
-            "PostToolUse (Read)", "PreToolUse (Read)", "Stop", "PostToolUseFailure (detached)",
-            "PostToolUse (Edit, detached)", "Stop (detached)")}
         floor = "import grpc; from mnemo.v1 import store_pb2, store_pb2_grpc; print('{}')"
+        # (row, argv, payload, tool_use_id prefix or None, environment), timed in this order every run.
+        cases = [
+            ("python -c pass", [sys.executable, "-c", "print('{}')"], None, None, env),
+            ("import grpc + stubs", [sys.executable, "-c", floor], None, None, env),
+            ("SessionStart", hook + ["SessionStart"], start, None, env),
+            ("UserPromptSubmit", hook + ["UserPromptSubmit"], prompt, None, env),
+            ("PostToolUse (Read)", hook + ["PostToolUse"], read, "r", env),
+            ("PostToolUse (Edit)", hook + ["PostToolUse"], edit, "e", env),
+            ("PreToolUse (Read)", hook + ["PreToolUse"], before_read, None, env),
+            ("Stop", hook + ["Stop"], stop, None, env),
+            ("PostToolUseFailure (detached)", hook + ["PostToolUseFailure"], failure, "f", detached),
+            ("PostToolUse (Edit, detached)", hook + ["PostToolUse"], edit, "d", detached),
+            ("Stop (detached)", hook + ["Stop"], stop, None, detached),
+        ]
+        rows: dict[str, list[float]] = {case[0]: [] for case in cases}
         for run in range(args.runs):
             session = {"session_id": f"bench-{run}"}
-            rows["python -c pass"].append(timed([sys.executable, "-c", "print('{}')"], "", env))
-            rows["import grpc + stubs"].append(timed([sys.executable, "-c", floor], "", env))
-            rows["SessionStart"].append(timed(hook + ["SessionStart"], json.dumps({**start, **session}), env))
-            rows["UserPromptSubmit"].append(timed(hook + ["UserPromptSubmit"], json.dumps({**prompt, **session}), env))
-            rows["PostToolUse (Read)"].append(timed(hook + ["PostToolUse"], json.dumps(
-                {**read, **session, "tool_use_id": f"r{run}"}), env))
-            rows["PostToolUse (Edit)"].append(timed(hook + ["PostToolUse"], json.dumps(
-                {**edit, **session, "tool_use_id": f"e{run}"}), env))
-            rows["PreToolUse (Read)"].append(timed(hook + ["PreToolUse"], json.dumps({**before_read, **session}), env))
-            rows["Stop"].append(timed(hook + ["Stop"], json.dumps({**stop, **session}), env))
-            rows["PostToolUseFailure (detached)"].append(timed(hook + ["PostToolUseFailure"], json.dumps(
-                {**failure, **session, "tool_use_id": f"f{run}"}), detached))
-            rows["PostToolUse (Edit, detached)"].append(timed(hook + ["PostToolUse"], json.dumps(
-                {**edit, **session, "tool_use_id": f"d{run}"}), detached))
-            rows["Stop (detached)"].append(timed(hook + ["Stop"], json.dumps({**stop, **session}), detached))
+            for row, argv, payload, use_prefix, case_env in cases:
+                use = {"tool_use_id": f"{use_prefix}{run}"} if use_prefix else {}
+                stdin = "" if payload is None else json.dumps({**payload, **session, **use})
+                rows[row].append(timed(argv, stdin, case_env))
             wait_for_workers(home)
         errors = (home / "logs" / "hooks.log")
         if errors.exists() and '"level": "error"' in errors.read_text():

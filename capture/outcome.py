@@ -251,11 +251,20 @@ _CARGO_COMPILE = re.compile(r"^error(?:\[E\d+\])?: |^error: could not compile", 
 _CARGO_FINISHED = re.compile(r"^\s*Finished [`\w]+.* target\(s\) in [\d.]+s", re.MULTILINE)
 
 
+def _result_lines(pattern: re.Pattern[str], failed: str, tool: str, text: str, names: re.Pattern[str]) -> Signal | None:
+    """Runners that print one (status, counts) line per test binary or project (cargo, dotnet):
+    failed when any line says `failed`; the counts are the last line's."""
+    results = pattern.findall(text)
+    if not results:
+        return None
+    bad = any(status == failed for status, _ in results)
+    return Signal(FAILED if bad else SUCCEEDED, tool, " ".join(results[-1][1].split()), _names(names, text))
+
+
 def _cargo(text: str) -> Signal | None:
-    results = _CARGO_RESULT.findall(text)
-    if results:
-        bad = any(status == "FAILED" for status, _ in results)
-        return Signal(FAILED if bad else SUCCEEDED, "cargo test", results[-1][1], _names(_CARGO_NAME, text))
+    found = _result_lines(_CARGO_RESULT, "FAILED", "cargo test", text, _CARGO_NAME)
+    if found:
+        return found
     if re.search(r"^error: could not compile `", text, re.MULTILINE):
         return Signal(FAILED, "cargo", "compile error")
     if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text):
@@ -297,11 +306,9 @@ _DOTNET_NAME = re.compile(r"^\s+Failed ([\w.]+(?:\([^)]*\))?) \[", re.MULTILINE)
 
 
 def _dotnet(text: str) -> Signal | None:
-    totals = _DOTNET_TOTALS.findall(text)
-    if totals:
-        bad = any(word == "Failed" for word, _ in totals)
-        counts = " ".join(totals[-1][1].split())
-        return Signal(FAILED if bad else SUCCEEDED, "dotnet test", counts, _names(_DOTNET_NAME, text))
+    found = _result_lines(_DOTNET_TOTALS, "Failed", "dotnet test", text, _DOTNET_NAME)
+    if found:
+        return found
     run = re.search(r"^Test Run (Successful|Failed)\.", text, re.MULTILINE)
     if run:
         return Signal(SUCCEEDED if run.group(1) == "Successful" else FAILED, "dotnet test", run.group(0),

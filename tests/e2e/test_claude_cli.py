@@ -14,13 +14,12 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import subprocess_env, wait_for
 from tests.fakes.claude_cli import claude_cli
 from tests.fakes.messages_stream import ScriptedMessages, text, tool_use
 from tests.fixtures.replay import install_for_a_new_user
@@ -39,18 +38,6 @@ def rows(db: Path, sql: str) -> list[sqlite3.Row]:
         return conn.execute(sql).fetchall()
     finally:
         conn.close()
-
-
-def wait_for(what: str, check: Any, timeout: float = 60.0) -> Any:
-    """Poll `check()` until it returns something truthy (hooks run in other processes)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -94,7 +81,7 @@ def test_a_real_claude_session_records_the_failure_its_fix_and_the_truth(host):
     def tool_uses_recorded(step: int) -> None:
         # A real model takes seconds to answer; the fake waits for the previous tool's hook instead.
         if 0 < step <= 5:
-            wait_for(f"tool use {step}", lambda: len(rows(db, "SELECT id FROM tool_uses")) >= step)
+            wait_for(lambda: len(rows(db, "SELECT id FROM tool_uses")) >= step, 60.0, f"tool use {step}")
 
     turns = [
         [text("Let me run the tests."), tool_use("Bash", {"command": test_command, "description": "Run the tests"})],
@@ -119,7 +106,7 @@ def test_a_real_claude_session_records_the_failure_its_fix_and_the_truth(host):
     # The memory tool answered from what the hooks had just stored.
     assert "test_add" in results[4]["content"] and not results[4].get("is_error")
 
-    summary = wait_for("the Stop summary", lambda: rows(db, "SELECT * FROM session_summaries"))[0]
+    summary = wait_for(lambda: rows(db, "SELECT * FROM session_summaries"), 60.0, "the Stop summary")[0]
     observations = rows(db, "SELECT * FROM observations ORDER BY id")
     by_title = {o["title"]: o for o in observations}
     [failure] = [o for o in observations if o["title"].startswith("Tests failed:")]
