@@ -73,17 +73,34 @@ def run_export(settings: Any, args: Any) -> int:
     out = open(args.path, "w", encoding="utf-8") if args.path else sys.stdout  # noqa: SIM115
     count = 0
     try:
+        progress = _export_progress(client, args)
         stream = client.stub.Export(store_pb2.ExportRequest(project=args.project or ""),
                                     timeout=max(settings.rpc_timeout_s, 3600.0))
         for item in stream:
             out.write(json.dumps(item_to_record(item), ensure_ascii=False) + "\n")
             count += 1
+            if progress and count % 100 == 0:
+                progress(count)
+        if progress:
+            progress(count, final=True)
     finally:
         if args.path:
             out.close()
         client.close()
     print(f"export: {count} records" + (f" to {args.path}" if args.path else ""), file=sys.stderr)
     return 0
+
+
+def _export_progress(client: Any, args: Any) -> _Progress | None:
+    """A bar on a terminal's stderr, unless the JSONL itself goes to that terminal."""
+    if not sys.stderr.isatty() or (not args.path and sys.stdout.isatty()):
+        return None
+    from mnemo.v1 import store_pb2
+
+    stats = client.stub.Stats(store_pb2.StatsRequest(project=args.project or ""))
+    # Every exported item is one of these rows; tool uses are counted store-wide (an upper bound).
+    total = stats.sessions + stats.prompts + stats.observations + stats.summaries + stats.tool_uses
+    return _Progress(total, "exporting")
 
 
 def import_items(client: Any, items: Iterator[SourceItem], total: int = 0,
@@ -173,13 +190,15 @@ def _store_client(settings: Any) -> Any:
 class _Progress:
     """A one-line progress bar on stderr (only used when stderr is a terminal)."""
 
-    def __init__(self, total: int):
+    def __init__(self, total: int, verb: str = "importing"):
         self.total = max(total, 1)
+        self.verb = verb
 
     def __call__(self, done: int, final: bool = False) -> None:
         width = 30
-        filled = min(width, int(width * done / self.total))
-        sys.stderr.write(f"\rimporting [{'#' * filled}{' ' * (width - filled)}] {done}/{self.total}")
+        total = done if final else max(self.total, done)  # an estimated total never shows more than 100%
+        filled = min(width, int(width * done / max(total, 1)))
+        sys.stderr.write(f"\r{self.verb} [{'#' * filled}{' ' * (width - filled)}] {done}/{total}")
         if final:
             sys.stderr.write("\n")
         sys.stderr.flush()

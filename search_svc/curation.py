@@ -41,12 +41,14 @@ class Curation:
 
     def _detail(self, ref: common_pb2.Ref) -> search_pb2.RecordDetailReply:
         store = self.backend.store.stub
-        found = store.GetRecords(store_pb2.GetRecordsRequest(refs=[ref])).records
+        # The owner's own view: a record marked wrong is shown, with its mark and an undo.
+        found = store.GetRecords(store_pb2.GetRecordsRequest(refs=[ref], include_marked_wrong=True)).records
         if not found:
             raise NotFound(f"record {display_id(ref)} not found; search first to find valid ids")
         record = found[0]
         reply = search_pb2.RecordDetailReply(record=record)
-        rows = store.Hydrate(store_pb2.HydrateRequest(refs=[ref])).rows
+        rows = store.Hydrate(store_pb2.HydrateRequest(
+            refs=[ref], filters=common_pb2.Filters(include_marked_wrong=True))).rows
         if rows:
             reply.row.CopyFrom(rows[0])
         reply.context.extend(self._context(ref, record))
@@ -68,6 +70,7 @@ class Curation:
         else:
             request.ref.CopyFrom(ref)
         request.filters.project = _project_of(record)
+        request.filters.include_marked_wrong = True
         rows = self.backend.store.stub.Timeline(request).rows
         return [row for row in rows if (row.ref.kind, row.ref.id) != (ref.kind, ref.id)]
 
@@ -103,6 +106,19 @@ class Curation:
         reply = search_pb2.ForgetReply(deleted=deleted, vectors_synced=self._sync_vectors())
         reply.text = forget_text(deleted, reply.vectors_synced)
         return reply
+
+    def mark_wrong(self, request: search_pb2.MarkWrongToolRequest) -> search_pb2.MarkWrongReply:
+        if len(request.ids) > MAX_FORGET_IDS:
+            raise InvalidArgument("ids", f"at most {MAX_FORGET_IDS:,} items per request")
+        refs = [parse_record_id(raw, f"ids[{i}]")[1] for i, raw in enumerate(request.ids)]
+        changed = self.backend.store.stub.MarkWrong(
+            store_pb2.MarkWrongRequest(refs=refs, undo=request.undo, reason=request.reason)).changed
+        shown = ", ".join(display_id(ref) for ref in changed) or "nothing"
+        if request.undo:
+            text = f"Unmarked {shown}: returned by search and fetches again."
+        else:
+            text = f"Marked {shown} wrong: no search or fetch returns it until undone."
+        return search_pb2.MarkWrongReply(text=text, changed=changed)
 
     def _sync_vectors(self) -> bool:
         """Let vector_svc apply the deletions now rather than on its next poll (best effort)."""

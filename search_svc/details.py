@@ -113,8 +113,9 @@ class Details:
         if req.limit:
             found = found[:req.limit]
         returned_or_cut = {r.observation.id for r in records.records}
-        missing = [i for i in ids if i not in returned_or_cut]
-        text = self.render.observations(found, missing)
+        wrong = [ref.id for ref in records.marked_wrong]
+        missing = [i for i in ids if i not in returned_or_cut and i not in wrong]
+        text = self.render.observations(found, missing, wrong)
         return search_pb2.GetObservationsReply(text=text, observations=found)
 
 

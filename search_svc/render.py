@@ -211,12 +211,15 @@ class Renderer:
             lines += ["", "Facts:"] + [f"- {inline(fact, 1000)}" for fact in obs.facts]
         return lines
 
-    def observations(self, observations: Sequence[common_pb2.Observation], missing: Sequence[int]) -> str:
+    def observations(self, observations: Sequence[common_pb2.Observation], missing: Sequence[int],
+                     wrong: Sequence[int] = ()) -> str:
         lines = [EVIDENCE_NOTICE, ""]
         if not observations:
             lines.append("No observations found for these ids.")
         for obs in observations:
             lines += self.observation(obs) + [""]
+        if wrong:
+            lines.append("Marked wrong by the owner (not shown): " + ", ".join(f"#{i}" for i in wrong))
         if missing:
             lines.append("Not found (deleted, another project, or never existed): "
                          + ", ".join(f"#{i}" for i in missing))

@@ -114,6 +114,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     def Overview(self, request: search_pb2.OverviewRequest, context: Context) -> search_pb2.OverviewReply:
         return self.c.curation.overview(request)
 
+    def MarkWrong(self, request: search_pb2.MarkWrongToolRequest, context: Context) -> search_pb2.MarkWrongReply:
+        return self.c.curation.mark_wrong(request)
+
 
 def _cancel_probe(context: Context) -> Callable[[], bool]:
     """A no-argument callable that turns True once the client cancelled or went away."""

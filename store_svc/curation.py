@@ -16,8 +16,10 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from mnemo.errors import InvalidArgument, NotFound
+from mnemo.privacy import clean
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import TITLE_MAX_CHARS
@@ -26,6 +28,8 @@ from store_svc.core import MAX_BATCH, Store, check_refs
 from store_svc.schema import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY
 
 MAX_FORGET_SESSIONS = 100
+MAX_REASON_CHARS = 1000
+RECORD_TABLES = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
 FTS_TABLES = tuple(f"{table}_{suffix}" for table in ("observations", "session_summaries", "user_prompts")
                    for suffix in ("fts", "tri"))
 
@@ -82,9 +86,8 @@ def collect(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]], sessions:
             project: str) -> Doomed:
     doomed = Doomed()
     by_kind = {KIND_OBSERVATION: doomed.observations, KIND_SUMMARY: doomed.summaries, KIND_PROMPT: doomed.prompts}
-    tables = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
     for kind, row_id in refs:
-        if conn.execute(f"SELECT 1 FROM {tables[kind]} WHERE id = ?", (row_id,)).fetchone():
+        if conn.execute(f"SELECT 1 FROM {RECORD_TABLES[kind]} WHERE id = ?", (row_id,)).fetchone():
             by_kind[kind].add(row_id)
     if sessions:
         found = _ids(conn, f"SELECT id FROM sdk_sessions WHERE memory_session_id IN ({_marks(sessions)}) "
@@ -201,6 +204,61 @@ def edit_observation(conn: sqlite3.Connection, request: store_pb2.EditObservatio
     assignments = ", ".join(f"{column} = ?" for column in changes)
     conn.execute(f"UPDATE observations SET {assignments} WHERE id = ?", (*changes.values(), request.id))
     return request.id
+
+
+# ---------------------------------------------------------------------------- marked wrong
+
+def mark_wrong(conn: sqlite3.Connection, refs: Sequence[tuple[int, int]], undo: bool, reason: str,
+               now_epoch: int) -> list[tuple[int, int]]:
+    """Mark the records wrong (or take the marks back) inside the caller's write transaction.
+
+    All or nothing: one unknown id fails the request before anything is written.
+    """
+    missing = [ref for ref in refs
+               if not conn.execute(f"SELECT 1 FROM {RECORD_TABLES[ref[0]]} WHERE id = ?", (ref[1],)).fetchone()]
+    if missing:
+        shown = ", ".join(f"{convert.DISPLAY_PREFIX[cast(common_pb2.DocKind, kind)]}{row_id}"
+                          for kind, row_id in missing)
+        raise NotFound(f"no such record: {shown}; search first to find valid ids")
+    changed = []
+    for kind, row_id in refs:
+        if undo:
+            cursor = conn.execute("DELETE FROM marked_wrong WHERE kind = ? AND record_id = ?", (kind, row_id))
+        else:
+            cursor = conn.execute(
+                "INSERT INTO marked_wrong(kind, record_id, reason, marked_at_epoch) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(kind, record_id) DO NOTHING", (kind, row_id, reason, now_epoch))
+        if cursor.rowcount:
+            changed.append((kind, row_id))
+    return changed
+
+
+def mark_wrong_rpc(store: Store, request: store_pb2.MarkWrongRequest) -> store_pb2.MarkWrongResponse:
+    refs = check_refs(request.refs, MAX_BATCH)
+    # The reason is the owner's text like any other: private regions and secrets never stored.
+    reason = "" if request.undo else clean(validate.max_chars("reason", request.reason, MAX_REASON_CHARS)).strip()
+    with store.writing() as conn:
+        changed = mark_wrong(conn, refs, request.undo, reason, now_ms())
+    return store_pb2.MarkWrongResponse(changed=[common_pb2.Ref(kind=cast(common_pb2.DocKind, k), id=i)
+                                                for k, i in changed])
+
+
+def get_records_rpc(store: Store, request: store_pb2.GetRecordsRequest) -> store_pb2.GetRecordsResponse:
+    """GetRecords leaves records marked wrong out unless asked, and names them so the caller
+    can say "marked wrong" rather than "not found"."""
+    reply = store.get_records(request)
+    if request.include_marked_wrong:
+        return reply
+    kept = [r for r in reply.records if not r.HasField("marked_wrong")]
+    withheld = [_ref_of(r) for r in reply.records if r.HasField("marked_wrong")]
+    return store_pb2.GetRecordsResponse(records=kept, marked_wrong=withheld)
+
+
+def _ref_of(record: common_pb2.Record) -> common_pb2.Ref:
+    kind = record.WhichOneof("record") or ""
+    numbers = {"observation": common_pb2.DOC_KIND_OBSERVATION, "summary": common_pb2.DOC_KIND_SUMMARY,
+               "prompt": common_pb2.DOC_KIND_PROMPT}
+    return common_pb2.Ref(kind=numbers[kind], id=getattr(record, kind).id)
 
 
 # ---------------------------------------------------------------------------- activity

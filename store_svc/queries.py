@@ -124,6 +124,14 @@ def _placeholders(values: Sequence) -> str:
     return ", ".join("?" for _ in values)
 
 
+def not_marked_wrong(kind: int, id_sql: str, filters: common_pb2.Filters) -> str:
+    """SQL true for rows the owner has not marked wrong (always true when the filters ask for
+    marked records too). `kind` and `id_sql` come from code, never from a request."""
+    if filters.include_marked_wrong:
+        return "1"
+    return f"NOT EXISTS (SELECT 1 FROM marked_wrong w WHERE w.kind = {int(kind)} AND w.record_id = {id_sql})"
+
+
 def kind_applies(spec: KindSql, filters: common_pb2.Filters) -> bool:
     """Whether records of this kind can pass the filters at all."""
     if filters.kinds and spec.kind not in filters.kinds:
@@ -246,7 +254,8 @@ def _branch(spec: KindSql, filters: common_pb2.Filters, parsed: ParsedQuery | No
     clause = filter_clause(spec, filters)
     if parsed is not None and parsed.has_exclusions:
         exclusion_clause(spec, parsed, clause)
-    where = clause.render()
+    where = f"{clause.render()} AND {not_marked_wrong(spec.kind, f'{a}.id', filters)}"
+    unmarked = not_marked_wrong(spec.kind, "m.id", filters)
     if parsed is not None and not parsed.is_empty:
         source = match_source(spec, parsed)
         ids = match_source(spec, parsed, scored=False)
@@ -260,12 +269,13 @@ def _branch(spec: KindSql, filters: common_pb2.Filters, parsed: ParsedQuery | No
                 f"WHERE {where}")
         if by_relevance and not clause.sql:
             # Nothing to filter and no time order: rank straight off the index, no row lookups.
-            rows = f"SELECT {spec.kind} AS kind, m.id AS id, 0 AS epoch, m.score AS score FROM ({source[0]}) m"
+            rows = (f"SELECT {spec.kind} AS kind, m.id AS id, 0 AS epoch, m.score AS score FROM ({source[0]}) m "
+                    f"WHERE {unmarked}")
         if clause.sql:
             count = (f"SELECT count(*) FROM ({ids[0]}) m CROSS JOIN {spec.table} {a} ON {a}.id = m.id "
                      f"{spec.session_join} WHERE {where}")
         else:
-            count = f"SELECT count(*) FROM ({ids[0]})"
+            count = f"SELECT count(*) FROM ({ids[0]}) m WHERE {unmarked}"
         return Branch(rows, source[1] + clause.params, count, ids[1] + clause.params)
     rows = (f"SELECT {spec.kind} AS kind, {a}.id AS id, {a}.created_at_epoch AS epoch, 0.0 AS score "
             f"FROM {spec.table} {a} {spec.session_join} WHERE {where}")
@@ -331,7 +341,8 @@ def index_rows(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
             continue
         clause = filter_clause(spec, filters)
         sql = (f"SELECT {spec.index_columns} FROM {spec.table} {spec.alias} {spec.session_join} "
-               f"WHERE {spec.alias}.id IN ({_placeholders(ids)}) AND {clause.render()}")
+               f"WHERE {spec.alias}.id IN ({_placeholders(ids)}) AND {clause.render()} "
+               f"AND {not_marked_wrong(kind, f'{spec.alias}.id', filters)}")
         for row in conn.execute(sql, [*ids, *clause.params]):
             found[(kind, row["id"])] = row
     return found
@@ -384,7 +395,26 @@ def records(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
             else:
                 message = convert.prompt_pb(row)
             found[(kind, row["id"])] = convert.record_pb(kind, message)
+    for ref, mark in wrong_marks(conn, found).items():
+        found[ref].marked_wrong.CopyFrom(mark)
     return found
+
+
+def wrong_marks(conn: sqlite3.Connection,
+                refs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], common_pb2.WrongMark]:
+    """The owner's marks on these (kind, id) refs."""
+    by_kind: dict[int, list[int]] = {}
+    for kind, rid in refs:
+        by_kind.setdefault(kind, []).append(rid)
+    marks: dict[tuple[int, int], common_pb2.WrongMark] = {}
+    for kind, ids in by_kind.items():
+        for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+            part = ids[start:start + 500]
+            for row in conn.execute(f"SELECT record_id, reason, marked_at_epoch FROM marked_wrong WHERE kind = ? "
+                                    f"AND record_id IN ({_placeholders(part)})", [kind, *part]):
+                marks[(kind, row["record_id"])] = common_pb2.WrongMark(marked_at_epoch=row["marked_at_epoch"],
+                                                                       reason=row["reason"])
+    return marks
 
 
 def anchor_key(conn: sqlite3.Connection, ref: common_pb2.Ref) -> tuple[int, int, int] | None:
@@ -410,6 +440,7 @@ def around(conn: sqlite3.Connection, key: tuple[int, int, int], filters: common_
             clause = filter_clause(spec, filters)
             clause.add(f"{a}.created_at_epoch {'>=' if forward else '<='} ?", key[0])
             clause.add(f"({a}.created_at_epoch, {spec.kind}, {a}.id) {cmp} (?, ?, ?)", *key)
+            clause.add(not_marked_wrong(spec.kind, f"{a}.id", filters))
             parts.append(
                 f"SELECT * FROM (SELECT {a}.created_at_epoch AS epoch, {spec.kind} AS kind, {a}.id AS id "
                 f"FROM {spec.table} {a} {spec.session_join} WHERE {clause.render()} "

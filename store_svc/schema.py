@@ -266,12 +266,34 @@ CREATE TABLE corpus_history (
 CREATE INDEX idx_corpus_history_name ON corpus_history(corpus_name, id);
 """
 
+
+def _forget_marks_with(table: str, kind: int) -> str:
+    """A mark (and its reason, the owner's text) goes when its record is deleted."""
+    return (f"CREATE TRIGGER {table}_ad_marked_wrong AFTER DELETE ON {table} BEGIN\n"
+            f"  DELETE FROM marked_wrong WHERE kind = {kind} AND record_id = old.id;\nEND;\n")
+
+
+# Records the owner marked wrong. A table of its own rather than a column: marking touches
+# no record row, so the update triggers neither rewrite the FTS entries nor feed vector_svc
+# a change, and the read paths skip marks with one primary-key probe.
+_MARKED_WRONG = """
+CREATE TABLE marked_wrong (
+  kind INTEGER NOT NULL,
+  record_id INTEGER NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  marked_at_epoch INTEGER NOT NULL,
+  PRIMARY KEY (kind, record_id)
+) WITHOUT ROWID;
+""" + "".join(_forget_marks_with(table, kind) for table, kind in (
+    ("observations", KIND_OBSERVATION), ("session_summaries", KIND_SUMMARY), ("user_prompts", KIND_PROMPT)))
+
 # (version, name, SQL). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "sessions, prompts, observations, summaries", _CORE),
     (2, "full-text indexes and change feed", _SEARCH),
     (3, "raw tool uses", _TOOL_USES),
     (4, "cursors, work state, corpora", _STATE),
+    (5, "records marked wrong", _MARKED_WRONG),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

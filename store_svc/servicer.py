@@ -37,7 +37,7 @@ class StoreServicer(store_pb2_grpc.StoreServiceServicer):
         return self.store.record_tool_use(request)
 
     def GetRecords(self, request, context):
-        return self.store.get_records(request)
+        return curation.get_records_rpc(self.store, request)
 
     def Hydrate(self, request, context):
         return self.store.hydrate(request)
@@ -104,6 +104,9 @@ class StoreServicer(store_pb2_grpc.StoreServiceServicer):
 
     def Activity(self, request, context):
         return curation.activity_rpc(self.store, request)
+
+    def MarkWrong(self, request, context):
+        return curation.mark_wrong_rpc(self.store, request)
 
 
 def _message_class(descriptor):

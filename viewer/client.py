@@ -78,6 +78,10 @@ class MemoryClient:
         return self.stub.Forget(search_pb2.ForgetToolRequest(ids=list(ids), sessions=list(sessions),
                                                              project=project))
 
+    def mark_wrong(self, ids: list[str] | tuple[str, ...], undo: bool = False,
+                   reason: str = "") -> search_pb2.MarkWrongReply:
+        return self.stub.MarkWrong(search_pb2.MarkWrongToolRequest(ids=list(ids), undo=undo, reason=reason))
+
     def edit(self, request: store_pb2.EditObservationRequest) -> search_pb2.RecordDetailReply:
         return self.stub.EditObservation(request)
 

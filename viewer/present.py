@@ -83,6 +83,13 @@ def record_meta(record: common_pb2.Record) -> dict[str, str]:
     return {k: v for k, v in meta.items() if v}
 
 
+def wrong_mark(record: common_pb2.Record) -> dict[str, str] | None:
+    """The owner's wrong mark, for a page (None when the record is not marked)."""
+    if not record.HasField("marked_wrong"):
+        return None
+    return {"when": when(record.marked_wrong.marked_at_epoch), "reason": record.marked_wrong.reason}
+
+
 @dataclass
 class Bar:
     x: int

@@ -1,4 +1,4 @@
-"""Terminal commands: `mnemo search`, `show`, `forget`, `stats`, `doctor`.
+"""Terminal commands: `mnemo search`, `show`, `forget`, `mark-wrong`, `stats`, `doctor`.
 
 They ask search_svc what the viewer asks (viewer.client), so `mnemo search` returns the
 ids mem_search and the viewer return for the same query. Tables go to stdout; `--json`
@@ -87,6 +87,10 @@ def run_show(settings: Settings, args: argparse.Namespace) -> int:
     print(f"{detail.row.display_id}  [{detail.row.type}]  {detail.row.title}", file=out)
     for key, value in present.record_meta(detail.record).items():
         print(f"  {key:<9} {value}", file=out)
+    wrong = present.wrong_mark(detail.record)
+    if wrong:
+        print(f"  MARKED WRONG {wrong['when']}{': ' + wrong['reason'] if wrong['reason'] else ''} "
+              f"(searches skip it; undo: mnemo mark-wrong --undo {detail.row.display_id})", file=out)
     for section in present.record_sections(detail.record):
         print(f"\n{section.label.upper()}", file=out)
         print("\n".join(f"  - {item}" for item in section.items) if section.items else section.text, file=out)
@@ -123,6 +127,21 @@ def run_forget(settings: Settings, args: argparse.Namespace) -> int:
         client.close()
     if args.json:
         json.dump(present.as_dict(reply.deleted), sys.stdout, indent=2)
+        print()
+    else:
+        print(reply.text)
+    return 0
+
+
+def run_mark_wrong(settings: Settings, args: argparse.Namespace) -> int:
+    """Mark records wrong (kept, but no search or fetch returns them) or take the mark back."""
+    client = _client(settings)
+    try:
+        reply = client.mark_wrong(args.ids, undo=args.undo, reason=args.reason or "")
+    finally:
+        client.close()
+    if args.json:
+        json.dump(present.as_dict(reply), sys.stdout, indent=2)
         print()
     else:
         print(reply.text)
@@ -263,7 +282,11 @@ def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--session", action="append", help="a whole session (memory or host id)")
         parser.add_argument("--project", help="a whole project")
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation (scripts)")
+    elif command == "mark-wrong":
+        parser.add_argument("ids", nargs="+", help="record ids: #12 or 12 (observation), S3 (summary), P7 (prompt)")
+        parser.add_argument("--undo", action="store_true", help="take the mark back: return them again")
+        parser.add_argument("--reason", help="why they are wrong (shown in the viewer)")
     elif command == "stats":
         parser.add_argument("--project", help="only this project")
-    if command in ("search", "show", "forget", "stats", "doctor"):
+    if command in ("search", "show", "forget", "mark-wrong", "stats", "doctor"):
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")

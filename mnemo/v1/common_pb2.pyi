@@ -212,17 +212,27 @@ class ToolUse(_message.Message):
     def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., tool_input: _Optional[str] = ..., tool_response: _Optional[str] = ..., input_truncated: _Optional[bool] = ..., response_truncated: _Optional[bool] = ..., input_size: _Optional[int] = ..., response_size: _Optional[int] = ..., cwd: _Optional[str] = ..., prompt_number: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., observation_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Record(_message.Message):
-    __slots__ = ("observation", "summary", "prompt")
+    __slots__ = ("observation", "summary", "prompt", "marked_wrong")
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
+    MARKED_WRONG_FIELD_NUMBER: _ClassVar[int]
     observation: Observation
     summary: Summary
     prompt: UserPrompt
-    def __init__(self, observation: _Optional[_Union[Observation, _Mapping]] = ..., summary: _Optional[_Union[Summary, _Mapping]] = ..., prompt: _Optional[_Union[UserPrompt, _Mapping]] = ...) -> None: ...
+    marked_wrong: WrongMark
+    def __init__(self, observation: _Optional[_Union[Observation, _Mapping]] = ..., summary: _Optional[_Union[Summary, _Mapping]] = ..., prompt: _Optional[_Union[UserPrompt, _Mapping]] = ..., marked_wrong: _Optional[_Union[WrongMark, _Mapping]] = ...) -> None: ...
+
+class WrongMark(_message.Message):
+    __slots__ = ("marked_at_epoch", "reason")
+    MARKED_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    marked_at_epoch: int
+    reason: str
+    def __init__(self, marked_at_epoch: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Filters(_message.Message):
-    __slots__ = ("project", "platform_source", "kinds", "obs_types", "concepts", "files", "date_start_epoch", "date_end_epoch")
+    __slots__ = ("project", "platform_source", "kinds", "obs_types", "concepts", "files", "date_start_epoch", "date_end_epoch", "include_marked_wrong")
     PROJECT_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
     KINDS_FIELD_NUMBER: _ClassVar[int]
@@ -231,6 +241,7 @@ class Filters(_message.Message):
     FILES_FIELD_NUMBER: _ClassVar[int]
     DATE_START_EPOCH_FIELD_NUMBER: _ClassVar[int]
     DATE_END_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_MARKED_WRONG_FIELD_NUMBER: _ClassVar[int]
     project: str
     platform_source: str
     kinds: _containers.RepeatedScalarFieldContainer[DocKind]
@@ -239,7 +250,8 @@ class Filters(_message.Message):
     files: _containers.RepeatedScalarFieldContainer[str]
     date_start_epoch: int
     date_end_epoch: int
-    def __init__(self, project: _Optional[str] = ..., platform_source: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[DocKind, str]]] = ..., obs_types: _Optional[_Iterable[str]] = ..., concepts: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[str]] = ..., date_start_epoch: _Optional[int] = ..., date_end_epoch: _Optional[int] = ...) -> None: ...
+    include_marked_wrong: bool
+    def __init__(self, project: _Optional[str] = ..., platform_source: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[DocKind, str]]] = ..., obs_types: _Optional[_Iterable[str]] = ..., concepts: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[str]] = ..., date_start_epoch: _Optional[int] = ..., date_end_epoch: _Optional[int] = ..., include_marked_wrong: _Optional[bool] = ...) -> None: ...
 
 class Page(_message.Message):
     __slots__ = ("limit", "offset")

@@ -434,3 +434,21 @@ class OverviewReply(_message.Message):
     activity: _store_pb2.ActivityResponse
     notice: str
     def __init__(self, stats: _Optional[_Union[_store_pb2.StatsResponse, _Mapping]] = ..., vector: _Optional[_Union[_vector_pb2.VectorStatusResponse, _Mapping]] = ..., activity: _Optional[_Union[_store_pb2.ActivityResponse, _Mapping]] = ..., notice: _Optional[str] = ...) -> None: ...
+
+class MarkWrongToolRequest(_message.Message):
+    __slots__ = ("ids", "undo", "reason")
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    UNDO_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    undo: bool
+    reason: str
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., undo: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class MarkWrongReply(_message.Message):
+    __slots__ = ("text", "changed")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    changed: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
+    def __init__(self, text: _Optional[str] = ..., changed: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ...) -> None: ...

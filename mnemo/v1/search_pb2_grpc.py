@@ -135,6 +135,11 @@ class SearchServiceStub:
                 request_serializer=mnemo_dot_v1_dot_search__pb2.OverviewRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_search__pb2.OverviewReply.FromString,
                 _registered_method=True)
+        self.MarkWrong = channel.unary_unary(
+                '/mnemo.v1.SearchService/MarkWrong',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.MarkWrongToolRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.MarkWrongReply.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -282,6 +287,13 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MarkWrong(self, request, context):
+        """Curation: mark records wrong so no search or fetch returns them, or take it back.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -384,6 +396,11 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.Overview,
                     request_deserializer=mnemo_dot_v1_dot_search__pb2.OverviewRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_search__pb2.OverviewReply.SerializeToString,
+            ),
+            'MarkWrong': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkWrong,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.MarkWrongToolRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.MarkWrongReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -926,6 +943,33 @@ class SearchService:
             '/mnemo.v1.SearchService/Overview',
             mnemo_dot_v1_dot_search__pb2.OverviewRequest.SerializeToString,
             mnemo_dot_v1_dot_search__pb2.OverviewReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkWrong(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/MarkWrong',
+            mnemo_dot_v1_dot_search__pb2.MarkWrongToolRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.MarkWrongReply.FromString,
             options,
             channel_credentials,
             insecure,

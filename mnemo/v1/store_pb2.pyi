@@ -117,18 +117,22 @@ class RecordToolUseRequest(_message.Message):
     def __init__(self, tool_use: _Optional[_Union[_common_pb2.ToolUse, _Mapping]] = ...) -> None: ...
 
 class GetRecordsRequest(_message.Message):
-    __slots__ = ("refs", "project")
+    __slots__ = ("refs", "project", "include_marked_wrong")
     REFS_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_MARKED_WRONG_FIELD_NUMBER: _ClassVar[int]
     refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
     project: str
-    def __init__(self, refs: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ..., project: _Optional[str] = ...) -> None: ...
+    include_marked_wrong: bool
+    def __init__(self, refs: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ..., project: _Optional[str] = ..., include_marked_wrong: _Optional[bool] = ...) -> None: ...
 
 class GetRecordsResponse(_message.Message):
-    __slots__ = ("records",)
+    __slots__ = ("records", "marked_wrong")
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    MARKED_WRONG_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[_common_pb2.Record]
-    def __init__(self, records: _Optional[_Iterable[_Union[_common_pb2.Record, _Mapping]]] = ...) -> None: ...
+    marked_wrong: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
+    def __init__(self, records: _Optional[_Iterable[_Union[_common_pb2.Record, _Mapping]]] = ..., marked_wrong: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ...) -> None: ...
 
 class HydrateRequest(_message.Message):
     __slots__ = ("refs", "filters")
@@ -640,3 +644,19 @@ class ActivityResponse(_message.Message):
     days: _containers.RepeatedCompositeFieldContainer[ActivityDay]
     projects: _containers.RepeatedCompositeFieldContainer[ProjectCount]
     def __init__(self, days: _Optional[_Iterable[_Union[ActivityDay, _Mapping]]] = ..., projects: _Optional[_Iterable[_Union[ProjectCount, _Mapping]]] = ...) -> None: ...
+
+class MarkWrongRequest(_message.Message):
+    __slots__ = ("refs", "undo", "reason")
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    UNDO_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
+    undo: bool
+    reason: str
+    def __init__(self, refs: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ..., undo: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class MarkWrongResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
+    def __init__(self, changed: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ...) -> None: ...

@@ -180,6 +180,11 @@ class StoreServiceStub:
                 request_serializer=mnemo_dot_v1_dot_store__pb2.ActivityRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_store__pb2.ActivityResponse.FromString,
                 _registered_method=True)
+        self.MarkWrong = channel.unary_unary(
+                '/mnemo.v1.StoreService/MarkWrong',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.MarkWrongRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.MarkWrongResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -394,6 +399,14 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MarkWrong(self, request, context):
+        """Curation: mark records wrong (search, listings, timelines and fetches by id skip them)
+        or take the mark back (undo). The records are kept unchanged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -541,6 +554,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.Activity,
                     request_deserializer=mnemo_dot_v1_dot_store__pb2.ActivityRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_store__pb2.ActivityResponse.SerializeToString,
+            ),
+            'MarkWrong': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkWrong,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.MarkWrongRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.MarkWrongResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1326,6 +1344,33 @@ class StoreService:
             '/mnemo.v1.StoreService/Activity',
             mnemo_dot_v1_dot_store__pb2.ActivityRequest.SerializeToString,
             mnemo_dot_v1_dot_store__pb2.ActivityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkWrong(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/MarkWrong',
+            mnemo_dot_v1_dot_store__pb2.MarkWrongRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.MarkWrongResponse.FromString,
             options,
             channel_credentials,
             insecure,

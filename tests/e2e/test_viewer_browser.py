@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +221,39 @@ def test_stored_script_payload_renders_as_inert_text(stack, viewer_url, browser)
     browser.evaluate("new Promise(r => setTimeout(r, 1200))")  # one live refresh of the list
     assert browser.evaluate("window.__pwned === undefined")
     assert browser.evaluate("document.querySelectorAll('#timeline script, #timeline img').length") == 0
+
+
+def search_result_ids(page: Page, base: str, query: str) -> list[str]:
+    page.goto(f"{base}search?q={urllib.parse.quote(query)}")
+    return page.evaluate("Array.from(document.querySelectorAll('#results .row')).map(r => r.dataset.id)") or []
+
+
+def test_marking_a_record_wrong_from_the_keyboard_hides_it_until_undone(stack, viewer_url, browser):
+    from mnemo.v1 import search_pb2
+
+    client = connect_service(stack, "search", search_pb2_grpc.SearchServiceStub)
+    try:
+        saved = client.stub.SaveMemory(search_pb2.SaveMemoryRequest(
+            text="The staging database listens on port 6543", title="Staging database port", project="ops"))
+    finally:
+        client.close()
+    base = viewer_url.split("?")[0]
+    browser.goto(viewer_url)
+    assert str(saved.id) in search_result_ids(browser, base, "staging database port")
+
+    browser.goto(f"{base}record/{saved.id}")
+    browser.key("w")
+    assert browser.evaluate("document.getElementById('wrong').open") is True
+    assert browser.evaluate("document.activeElement.name") == "reason"
+    browser.evaluate("document.activeElement.value = 'it moved to 5433'")
+    browser.click("#wrong-button")
+    wait_for(lambda: browser.evaluate("!!document.getElementById('wrong-banner')"), 5, "the wrong banner")
+    assert "it moved to 5433" in browser.evaluate("document.getElementById('wrong-banner').textContent")
+    browser.screenshot("record-marked-wrong")
+    assert str(saved.id) not in search_result_ids(browser, base, "staging database port")
+
+    browser.goto(f"{base}record/{saved.id}")
+    browser.key("w")
+    browser.click("#wrong-button")  # the same key and button take the mark back
+    wait_for(lambda: browser.evaluate("!document.getElementById('wrong-banner')"), 5, "the banner to go")
+    assert str(saved.id) in search_result_ids(browser, base, "staging database port")

@@ -50,6 +50,7 @@ function onKey(event) {
     case "o": case "Enter": openSelected(); break;
     case "g": pendingG = true; break;
     case "e": event.preventDefault(); toggle("edit", "input"); break;
+    case "w": event.preventDefault(); toggle("wrong", "input, button"); break;
     case "d": event.preventDefault(); toggle("forget", "button"); break;
     case "?": document.getElementById("help").showModal(); break;
     default: break;

@@ -15,18 +15,10 @@ from tests.conftest import add_observation, sync_vectors
 from viewer import terminal
 from viewer.app import build_app
 from viewer.auth import COOKIE, Gate
-from viewer.client import MemoryClient
 
 PORT = 8123
 BASE = f"http://127.0.0.1:{PORT}"
 PAYLOAD = "<script>alert('x')</script>"
-
-
-@pytest.fixture
-def memory(stack):
-    client = MemoryClient(stack)
-    yield client
-    client.close()
 
 
 @pytest.fixture
