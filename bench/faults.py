@@ -276,6 +276,17 @@ def chroma_ids(settings: Settings) -> collections.Counter:
         offset += len(page)
 
 
+def vector_repairs(settings: Settings) -> str:
+    """How often vector_svc rebuilt a damaged index by itself (a kill can wedge a Chroma
+    collection: upstream chroma issue 7678), and how often it had to set its directory aside."""
+    events: collections.Counter = collections.Counter()
+    for log in settings.logs_dir.glob("vector.log*"):
+        for line in log.read_text(errors="replace").splitlines():
+            for event in ("index_damaged_rebuilding", "chroma_dir_set_aside"):
+                events[event] += f'"event": "{event}"' in line
+    return f"{events['index_damaged_rebuilding']} rebuilds, {events['chroma_dir_set_aside']} directories set aside"
+
+
 # -- a run ----------------------------------------------------------------------------------
 def run_phase(settings: Settings, env: dict[str, str], seconds: float, writers: dict[str, int],
               kills_per_service: int) -> tuple[dict[str, Tally], dict[str, list[float]], float]:
@@ -357,8 +368,8 @@ def main() -> int:
         run_down(settings, None)
         counts = stored_counts(settings.database)
         pragma, fts = integrity(settings.database)
-        checks = {"integrity_check": pragma, "fts integrity-check": fts,
-                  "vector catch-up after run": catch_up, **{f"vector {k}": v for k, v in vectors.items()}}
+        checks = {"integrity_check": pragma, "fts integrity-check": fts, "vector catch-up after run": catch_up,
+                  "vector self-repairs": vector_repairs(settings), **{f"vector {k}": v for k, v in vectors.items()}}
         report(phases, counts, checks)
         print("\n" + status)
         return 0

@@ -3,7 +3,9 @@
 The watermark lives in the collection's metadata and moves only after a page of changes is in
 the index, so a restart resumes without re-embedding and a crash mid-page re-applies that page
 (applying is idempotent). The store may be down at any time: the thread logs once, backs off,
-and carries on when it is back.
+and carries on when it is back. When Chroma itself fails round after round (a collection
+wedged by a kill), the follower rebuilds the index from the store, in a fresh Chroma directory
+if it must: the index is a projection of the store, so nothing is lost.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from chromadb.api.models.Collection import Collection
 from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError
 from mnemo.logs import get_logger
 from mnemo.v1 import store_pb2, vector_pb2
-from vector_svc.index import ModelMismatch, VectorIndex
+from vector_svc.index import IndexDamaged, ModelMismatch, VectorIndex
 
 if TYPE_CHECKING:  # the store client is handed in: the follower itself imports no gRPC
     from mnemo.grpc_client import ServiceClient
@@ -28,6 +30,7 @@ log = get_logger(__name__)
 
 PAGE = 256  # changes per ReadChanges call, applied (embedded, written, watermarked) as one batch
 MAX_BACKOFF_S = 5.0
+DAMAGED_ROUNDS = 3  # rounds in a row that Chroma fails inside its storage before the index is rebuilt
 
 
 @dataclass
@@ -47,6 +50,7 @@ class Follower:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_problem = ""
+        self._damaged_rounds = 0
 
     # -- on request ----------------------------------------------------------------------------
     def sync(self, max_changes: int = 0) -> SyncResult:
@@ -59,7 +63,27 @@ class Follower:
             return SyncResult(applied, self.index.watermark(collection), self.index.count())
 
     def rebuild(self) -> SyncResult:
-        """Re-index everything from seq 0 into a side collection, then swap it in."""
+        """Re-index everything from seq 0 into a side collection, then swap it in. When Chroma
+        cannot do even that (its directory is damaged, not one collection), the directory is set
+        aside and the index rebuilt in a fresh one."""
+        with self.index.write_lock:
+            try:
+                return self._rebuild_once()
+            except IndexDamaged as err:
+                aside = self.index.start_fresh()
+                log.error("chroma_dir_set_aside", problem=err.message, moved_to=str(aside),
+                          consequence="rebuilding the index in a fresh directory; knowledge corpora "
+                                      "must be primed again (reprime_corpus)")
+                return self._rebuild_once()
+
+    def repair(self, damage: IndexDamaged) -> SyncResult:
+        """Rebuild an index that Chroma can no longer read or write (see DAMAGED_ROUNDS)."""
+        log.error("index_damaged_rebuilding", problem=damage.message, rounds=self._damaged_rounds)
+        result = self.rebuild()
+        self._damaged_rounds = 0
+        return result
+
+    def _rebuild_once(self) -> SyncResult:
         with self.index.write_lock:
             started = time.monotonic()
             rebuilt = self.index.fresh_rebuild_collection()
@@ -71,7 +95,16 @@ class Follower:
             return result
 
     def status(self) -> vector_pb2.VectorStatusResponse:
-        watermark = self.index.watermark()
+        """Answers even while Chroma fails: the watermark is the collection's cached metadata, and
+        the document count the last one Chroma gave (the failure itself is in the log)."""
+        try:
+            watermark = self.index.watermark()
+        except IndexDamaged:
+            watermark = 0  # the collection cannot even be opened: nothing is known to be indexed
+        try:
+            documents = self.index.count()
+        except IndexDamaged:
+            documents = self.index.last_count
         try:
             head = self.store.stub.ReadChanges(store_pb2.ReadChangesRequest(after_seq=watermark, limit=1)).head_seq
         except MnemoError:
@@ -82,7 +115,7 @@ class Follower:
             lag=max(head - watermark, 0),
             model=self.index.embedder.model,
             dimension=self.index.embedder.dimension,
-            documents=self.index.count(),
+            documents=documents,
             backend=self.index.backend,
         )
 
@@ -120,22 +153,47 @@ class Follower:
         delay = self.poll_s
         while not self._stop.wait(delay):
             try:
-                self._catch_up()
-                self._recovered()
-                delay = self.poll_s
-            except ModelMismatch as err:
-                # Trigger: the index was built by another embedding model than the configured one.
-                # Why: distances between two models' vectors mean nothing, so it cannot be queried.
-                # Outcome: re-embed the whole store now, as `mnemo reindex` would; lexical meanwhile.
-                log.warning("model_changed_reindexing", problem=err.message)
-                self.rebuild()
-                delay = self.poll_s
-            except MnemoError as err:
+                delay = self._round(delay)
+            except MnemoError as err:  # a rebuild that failed itself: the next round tries again
                 self._report(f"{err.code}: {err.message}")
-                delay = min(max(delay * 2, self.poll_s), MAX_BACKOFF_S)
+                delay = MAX_BACKOFF_S
             except Exception:  # never let the thread die; the next round may succeed
                 log.exception("follower_crashed_round")
                 delay = MAX_BACKOFF_S
+
+    def _round(self, delay: float) -> float:
+        """One round of catching up; returns the delay before the next one."""
+        try:
+            self._catch_up()
+        except IndexDamaged as err:
+            return self._on_damage(err, delay)
+        except ModelMismatch as err:
+            # Trigger: the index was built by another embedding model than the configured one.
+            # Why: distances between two models' vectors mean nothing, so it cannot be queried.
+            # Outcome: re-embed the whole store now, as `mnemo reindex` would; lexical meanwhile.
+            log.warning("model_changed_reindexing", problem=err.message)
+            self.rebuild()
+            return self.poll_s
+        except MnemoError as err:
+            self._report(f"{err.code}: {err.message}")
+            return self._backoff(delay)
+        self._recovered()
+        return self.poll_s
+
+    def _backoff(self, delay: float) -> float:
+        return min(max(delay * 2, self.poll_s), MAX_BACKOFF_S)
+
+    def _on_damage(self, damage: IndexDamaged, delay: float) -> float:
+        # Trigger: Chroma failed inside its own storage (InternalError), DAMAGED_ROUNDS rounds in a row.
+        # Why: a kill mid-upsert can wedge a collection for good (upstream chroma issue 7678):
+        # every later read or write of it fails the same way, and retrying the page never heals it.
+        # Outcome: rebuild the index from the store, as `mnemo reindex` would; lexical meanwhile.
+        self._damaged_rounds += 1
+        self._report(f"{damage.code}: {damage.message}")
+        if self._damaged_rounds < DAMAGED_ROUNDS:
+            return self._backoff(delay)
+        self.repair(damage)
+        return self.poll_s
 
     def _catch_up(self) -> None:
         # One page per lock hold, so a Sync or Rebuild call never waits behind a long backlog.
@@ -152,6 +210,7 @@ class Follower:
             self._last_problem = problem
 
     def _recovered(self) -> None:
+        self._damaged_rounds = 0
         if self._last_problem:
             log.info("follower_resumed")
             self._last_problem = ""

@@ -8,8 +8,12 @@ die together, in embedded mode and server mode alike, so a restart resumes where
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import urlparse
 
@@ -21,6 +25,7 @@ from chromadb.api.client import Client as ChromaClient
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Embeddable, EmbeddingFunction
 from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import InternalError as ChromaInternalError
 from chromadb.errors import NotFoundError
 
 from mnemo.config import Settings
@@ -41,6 +46,26 @@ MAX_QUERY_TEXT = 10_000
 DEFAULT_LIMIT, MAX_LIMIT = 20, 200
 CANNOT_FILTER = "cannot be applied by the vector index; filter through the store"
 OVERFETCH, MAX_FETCH = 4, 2000  # chunks fetched per wanted record; dedupe keeps each record's best
+BROKEN_SUFFIX = ".broken-"  # <chroma dir>.broken-<UTC time>: a damaged Chroma directory set aside
+PROBLEM_CHARS = 300  # how much of Chroma's own error text a message quotes
+
+
+class IndexDamaged(Unavailable):
+    """Chroma failed inside its own storage: e.g. a collection whose HNSW segment can no longer
+    apply its write-ahead log after a kill (upstream chroma-core/chroma issue 7678). Retrying the
+    same call does not heal it; rebuilding the index from the store does."""
+
+
+@contextlib.contextmanager
+def damage_errors() -> Iterator[None]:
+    """Chroma's InternalError becomes IndexDamaged (UNAVAILABLE: search falls back to lexical)."""
+    try:
+        yield
+    except ChromaInternalError as err:
+        raise IndexDamaged(
+            f"the vector index is damaged ({str(err)[:PROBLEM_CHARS]}); vector_svc rebuilds it from the "
+            "store by itself (lexical results meanwhile)"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -96,22 +121,45 @@ class ChromaConnection:
                 host=self._host, port=p.port or (443 if p.scheme == "https" else 80),
                 ssl=p.scheme == "https", settings=settings,
             )
-        self._path.mkdir(parents=True, exist_ok=True)
+        self._path.mkdir(mode=0o700, parents=True, exist_ok=True)  # the home is private to its user
         return chromadb.PersistentClient(path=str(self._path), settings=settings)
+
+    def start_fresh(self) -> Path:
+        """Embedded mode: close the client and rename the Chroma directory to
+        `<dir>.broken-<UTC time>`, kept for diagnosis (only the latest one: each holds a whole
+        index); the next call opens a fresh, empty directory. Returns where the old one went."""
+        if self._url:
+            raise IndexDamaged(
+                f"the Chroma server at {self._url} cannot rebuild the index; repair or reset that server, "
+                "then run `mnemo reindex`"
+            )
+        with self._lock:  # one hold: no call may reopen the old directory before it moves
+            self._release()
+            for older in self._path.parent.glob(f"{self._path.name}{BROKEN_SUFFIX}*"):
+                shutil.rmtree(older, ignore_errors=True)
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            aside = self._path.with_name(f"{self._path.name}{BROKEN_SUFFIX}{stamp}")
+            if self._path.exists():
+                os.replace(self._path, aside)
+            return aside
 
     def close(self) -> None:
         with self._lock:
-            if self._client is not None:
-                # Chroma's HTTP client never closes its httpx session itself (its sockets would
-                # leak until garbage collection), so close it here; then release the client.
-                for owner in (self._client, getattr(self._client, "_admin_client", None)):
-                    session = getattr(getattr(owner, "_server", None), "_session", None)
-                    if isinstance(session, httpx.Client):
-                        session.close()
-                if isinstance(self._client, ChromaClient):  # ClientAPI does not declare close()
-                    with contextlib.suppress(Exception):
-                        self._client.close()
-            self._client = None
+            self._release()
+
+    def _release(self) -> None:
+        """Close and forget the client; the caller holds self._lock."""
+        if self._client is not None:
+            # Chroma's HTTP client never closes its httpx session itself (its sockets would
+            # leak until garbage collection), so close it here; then release the client.
+            for owner in (self._client, getattr(self._client, "_admin_client", None)):
+                session = getattr(getattr(owner, "_server", None), "_session", None)
+                if isinstance(session, httpx.Client):
+                    session.close()
+            if isinstance(self._client, ChromaClient):  # ClientAPI does not declare close()
+                with contextlib.suppress(Exception):
+                    self._client.close()
+        self._client = None
 
 
 def collection_metadata(embedder: Embedder, **extra: int | str) -> dict[str, object]:
@@ -193,6 +241,7 @@ class VectorIndex:
         self.write_lock = threading.RLock()  # one writer: follower, Sync and Rebuild take turns
         self._collection: Collection | None = None
         self._open_lock = threading.Lock()
+        self.last_count = 0  # documents at the last successful count, for Status while Chroma fails
 
     @property
     def backend(self) -> str:
@@ -203,7 +252,7 @@ class VectorIndex:
         """The main collection (created on first use), checked against the configured model."""
         with self._open_lock:
             if self._collection is None:
-                with chroma_errors(self.backend):
+                with chroma_errors(self.backend), damage_errors():
                     self._collection = open_collection(
                         self.connection.client(), MAIN_COLLECTION, self.embedder,
                         collection_metadata(self.embedder, watermark=0), self.REMEDY,
@@ -215,7 +264,7 @@ class VectorIndex:
         """chroma_errors, plus: a main collection deleted behind our back is forgotten, so the next
         call recreates it at watermark 0 and the follower re-indexes the store into it."""
         try:
-            with chroma_errors(self.backend):
+            with chroma_errors(self.backend), damage_errors():
                 yield
         except NotFoundError:
             with self._open_lock:
@@ -230,7 +279,8 @@ class VectorIndex:
 
     def count(self) -> int:
         with self._guard():
-            return int(self.collection().count())
+            self.last_count = int(self.collection().count())
+            return self.last_count
 
     # -- writes --------------------------------------------------------------------------------
     def apply(self, changes: Sequence[store_pb2.Change], collection: Collection | None = None) -> int:
@@ -292,7 +342,7 @@ class VectorIndex:
     def fresh_rebuild_collection(self) -> Collection:
         """An empty side collection to rebuild into while queries keep using the current one."""
         client = self.connection.client()
-        with chroma_errors(self.backend):
+        with chroma_errors(self.backend), damage_errors():
             with contextlib.suppress(NotFoundError):
                 client.delete_collection(REBUILD_COLLECTION)
             return open_collection(
@@ -303,7 +353,7 @@ class VectorIndex:
     def promote(self, rebuilt: Collection) -> None:
         """Swap the rebuilt collection in under the main name."""
         client = self.connection.client()
-        with self._open_lock, chroma_errors(self.backend):
+        with self._open_lock, chroma_errors(self.backend), damage_errors():
             with contextlib.suppress(NotFoundError):
                 client.delete_collection(MAIN_COLLECTION)
             rebuilt.modify(name=MAIN_COLLECTION)
@@ -311,6 +361,13 @@ class VectorIndex:
                 client, MAIN_COLLECTION, self.embedder,
                 collection_metadata(self.embedder, watermark=0), self.REMEDY,
             )
+
+    def start_fresh(self) -> Path:
+        """Set the whole Chroma directory aside (see ChromaConnection.start_fresh) and forget the
+        collection it held; the next use opens an empty index at watermark 0."""
+        with self._open_lock:
+            self._collection = None
+            return self.connection.start_fresh()
 
     # -- queries -------------------------------------------------------------------------------
     def query(self, text: str, filters: common_pb2.Filters, limit: int) -> list[vector_pb2.VectorHit]:

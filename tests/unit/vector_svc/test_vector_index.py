@@ -223,3 +223,24 @@ def test_a_collection_deleted_behind_our_back_is_recreated_empty(connection, ind
     with pytest.raises(Unavailable):
         index.count()
     assert index.watermark() == 0 and index.count() == 0  # the follower will re-index from seq 0
+
+
+def test_a_fresh_directory_replaces_the_old_one_which_is_kept_aside(tmp_path, connection, index):
+    feed = Feed()
+    index.apply([feed.obs(1, "indexed before the directory was set aside")])
+    chroma_dir = tmp_path / "chroma"
+    first = index.start_fresh()
+    assert index.count() == 0 and index.watermark() == 0  # an empty index: the follower re-indexes
+    assert chroma_dir.is_dir() and (chroma_dir.stat().st_mode & 0o777) == 0o700  # reopened, private
+    second = index.start_fresh()
+    assert [p.name for p in tmp_path.glob("chroma.broken-*")] == [second.name]  # the latest one only
+    assert (second / "chroma.sqlite3").exists() and first.name.startswith("chroma.broken-")
+
+
+def test_a_chroma_server_is_never_reset_by_vector_svc(tmp_path):
+    from vector_svc.index import IndexDamaged
+
+    settings = load_settings({"home": str(tmp_path), "chroma_url": "http://127.0.0.1:9"}, environ={})
+    with pytest.raises(IndexDamaged) as err:
+        ChromaConnection(settings).start_fresh()
+    assert "mnemo reindex" in err.value.message and "http://127.0.0.1:9" in err.value.message
