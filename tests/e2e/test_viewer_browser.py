@@ -28,7 +28,7 @@ from websockets.sync.client import ClientConnection, connect
 from mnemo.config import Settings
 from mnemo.grpc_client import connect as connect_service
 from mnemo.v1 import common_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
-from tests.conftest import subprocess_env
+from tests.conftest import subprocess_env, wait_for
 from tests.fixtures.replay import make_workspace, payloads, run_hook
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
@@ -41,17 +41,6 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--remote-debugging-port=0", "--window-size=1280,900", "--hide-scrollbars"]
 LIVE_BUDGET_S = 2.0
-
-
-def wait_for(predicate: Any, timeout: float, what: str, step: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(step)
 
 
 class Page:
