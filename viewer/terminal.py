@@ -64,8 +64,7 @@ def run_search(settings: Settings, args: argparse.Namespace) -> int:
         client.close()
     rows = [present.row_view(r) for r in reply.rows]
     if args.json:
-        json.dump({"total": reply.counts.total, "strategy": reply.strategy, "rows": rows}, sys.stdout, indent=2)
-        print()
+        _print_json({"total": reply.counts.total, "strategy": reply.strategy, "rows": rows})
     else:
         table(rows, sys.stdout)
         if reply.notice:
@@ -80,8 +79,7 @@ def run_show(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         client.close()
     if args.json:
-        json.dump(present.as_dict(detail), sys.stdout, indent=2)
-        print()
+        _print_json(present.as_dict(detail))
         return 0
     out = sys.stdout
     print(f"{detail.row.display_id}  [{detail.row.type}]  {detail.row.title}", file=out)
@@ -125,12 +123,21 @@ def run_forget(settings: Settings, args: argparse.Namespace) -> int:
         reply = client.forget(ids, sessions, project)
     finally:
         client.close()
+    return _print_reply(args, present.as_dict(reply.deleted), reply.text)
+
+
+def _print_reply(args: argparse.Namespace, payload: Any, text: str) -> int:
+    """The reply as JSON for scripts (--json), else its text for a person."""
     if args.json:
-        json.dump(present.as_dict(reply.deleted), sys.stdout, indent=2)
-        print()
+        _print_json(payload)
     else:
-        print(reply.text)
+        print(text)
     return 0
+
+
+def _print_json(payload: Any) -> None:
+    json.dump(payload, sys.stdout, indent=2)
+    print()
 
 
 def run_mark_wrong(settings: Settings, args: argparse.Namespace) -> int:
@@ -140,12 +147,7 @@ def run_mark_wrong(settings: Settings, args: argparse.Namespace) -> int:
         reply = client.mark_wrong(args.ids, undo=args.undo, reason=args.reason or "")
     finally:
         client.close()
-    if args.json:
-        json.dump(present.as_dict(reply), sys.stdout, indent=2)
-        print()
-    else:
-        print(reply.text)
-    return 0
+    return _print_reply(args, present.as_dict(reply), reply.text)
 
 
 def run_stats(settings: Settings, args: argparse.Namespace) -> int:
@@ -160,8 +162,7 @@ def run_stats(settings: Settings, args: argparse.Namespace) -> int:
     view = present.overview_view(health.overview)
     view["disk_bytes"] = present.disk_use(settings.home)
     if args.json:
-        json.dump(view, sys.stdout, indent=2)
-        print()
+        _print_json(view)
         return 0
     for name, count in view["counts"].items():
         print(f"{name:<14}{count:>10}")
@@ -253,8 +254,7 @@ def doctor_checks(settings: Settings) -> list[Check]:
 def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
     checks = doctor_checks(settings)
     if getattr(args, "json", False):
-        json.dump([{"check": c, "ok": ok, "detail": d} for c, ok, d in checks], sys.stdout, indent=2)
-        print()
+        _print_json([{"check": c, "ok": ok, "detail": d} for c, ok, d in checks])
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         for what, ok, detail in checks:
