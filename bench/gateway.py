@@ -4,9 +4,14 @@
    MCP SDK server with one tool (target: ratio <= 1.2).
 2. Per call: `search` through MCP (SDK client -> gateway -> search_svc) next to the same
    SearchService.Search made directly over gRPC (target: p50 ratio <= 1.5).
+3. Context cost: the tools array of the gateway's tools/list reply, as the host receives it
+   (JSON, measured as bench/peer.py measures claude-mem's), per tool and in total, next to
+   claude-mem 13.25.3's 15-tool list (9,217 chars, issue 18; bench/peer.py measures it live).
 
 Runs against a private stack in a temp MNEMO_HOME (hash embedder), stopped at the end.
-Usage: .venv/bin/python bench/gateway.py [--starts 7] [--calls 200]
+`--tools-only` prints table 3 alone, from the default profile's table with every capability
+reported (no stack; what a healthy stack advertises).
+Usage: .venv/bin/python bench/gateway.py [--starts 7] [--calls 200] [--tools-only]
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemo.config import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -48,19 +57,24 @@ BARE_SERVER = textwrap.dedent('''
     anyio.run(main)
 ''')
 
+# claude-mem 13.25.3's tools/list (15 tools) as bench/peer.py measured it (issue 18).
+CLAUDE_MEM_TOOLS_LIST_CHARS = 9_217
+
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
 
 
-def _frame(obj) -> bytes:
+def _frame(obj: object) -> bytes:
     return (json.dumps(obj) + "\n").encode()
 
 
-def time_to_first_list(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds from spawn to the tools/list reply (raw JSON-RPC: no client-side imports counted)."""
+def time_to_first_list(argv: list[str], env: dict[str, str]) -> tuple[float, list[dict]]:
+    """Seconds from spawn to the tools/list reply (raw JSON-RPC: no client-side imports counted),
+    and the tools array of that reply as received."""
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=env, cwd=str(REPO))
+    assert proc.stdin is not None and proc.stdout is not None  # both are pipes
     proc.stdin.write(_frame(INIT))
     proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
@@ -69,13 +83,40 @@ def time_to_first_list(argv: list[str], env: dict[str, str]) -> float:
         line = proc.stdout.readline()
         if not line:
             raise RuntimeError(f"{argv} exited before answering tools/list")
-        if json.loads(line).get("id") == 2:
+        reply = json.loads(line)
+        if reply.get("id") == 2:
             break
     elapsed = time.perf_counter() - started
     proc.stdin.close()
     proc.wait(10)
     proc.stdout.close()
-    return elapsed
+    return elapsed, reply["result"]["tools"]
+
+
+def print_tools_cost(tools: list[dict]) -> None:
+    """Chars and ~tokens (chars / 4) of each tool definition and of the whole list, next to claude-mem's."""
+    print(f"{'tool':<24} {'chars':>7} {'~tokens':>8} {'output schema':>14}")
+    for tool in tools:
+        chars = len(json.dumps(tool))
+        output = len(json.dumps(tool["outputSchema"])) if "outputSchema" in tool else 0
+        print(f"{tool['name']:<24} {chars:>7,} {chars // 4:>8,} {output:>14,}")
+    total = len(json.dumps(tools))
+    print(f"{'whole tools array':<24} {total:>7,} {total // 4:>8,}")
+    print(f"\n{'measure':<44} {'mnemo':>10} {'claude-mem':>10} {'ratio':>7} {'target':>7}")
+    print(f"{f'tools/list chars ({len(tools)} vs 15 tools)':<44} {total:>10,} {CLAUDE_MEM_TOOLS_LIST_CHARS:>10,} "
+          f"{total / CLAUDE_MEM_TOOLS_LIST_CHARS:>7.2f} {'<=1.0':>7}")
+
+
+def print_load_average() -> None:
+    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def default_profile_tools() -> list[dict]:
+    """The default profile's tools/list with every capability reported, as the gateway sends it."""
+    from gateway.server import host_view
+    from gateway.tools import TOOLS
+
+    return host_view(TOOLS)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -103,7 +144,7 @@ async def mcp_search_latencies(env: dict[str, str], queries: list[str]) -> list[
     return out
 
 
-def grpc_search_latencies(settings, queries: list[str]) -> list[float]:
+def grpc_search_latencies(settings: Settings, queries: list[str]) -> list[float]:
     from mnemo.grpc_client import open_channel
     from mnemo.v1 import search_pb2, search_pb2_grpc
 
@@ -120,7 +161,7 @@ def grpc_search_latencies(settings, queries: list[str]) -> list[float]:
     return out
 
 
-def seed(settings, n: int) -> None:
+def seed(settings: Settings, n: int) -> None:
     from mnemo.grpc_client import open_channel
     from mnemo.v1 import search_pb2, search_pb2_grpc
 
@@ -139,7 +180,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--starts", type=int, default=7)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--tools-only", action="store_true", help="print the context-cost table alone (no stack)")
     opts = parser.parse_args()
+    if opts.tools_only:
+        print_tools_cost(default_profile_tools())
+        print_load_average()
+        return 0
 
     from mnemo.config import load_settings, with_overrides
     from mnemo.logs import configure_logging
@@ -161,9 +207,11 @@ def main() -> int:
         seed(settings, 300)
 
         gateway_starts, bare_starts = [], []
+        listed: list[dict] = []
         for _ in range(opts.starts):  # interleaved so machine noise hits both alike
-            bare_starts.append(time_to_first_list([sys.executable, str(bare)], env))
-            gateway_starts.append(time_to_first_list([sys.executable, "-m", "mnemo.cli", "mcp"], env))
+            bare_starts.append(time_to_first_list([sys.executable, str(bare)], env)[0])
+            elapsed, listed = time_to_first_list([sys.executable, "-m", "mnemo.cli", "mcp"], env)
+            gateway_starts.append(elapsed)
 
         words = ["deploy", "timeout", "parser", "cache", "migration", "token", "retry", "socket", "index", "build"]
         queries = [f"{words[i % 10]} {words[(i * 3 + 1) % 10]}" for i in range(opts.calls)]
@@ -185,7 +233,9 @@ def main() -> int:
     print(f"{'search per call p95 (ms): MCP vs gRPC':<44} {p95_m * 1000:>10.2f} {p95_d * 1000:>10.2f} "
           f"{p95_m / p95_d:>7.2f} {'':>7}")
     print(f"\n{opts.starts} cold starts each (interleaved), {opts.calls} calls each; baseline = bare low-level "
-          "MCP server with one tool / SearchService.Search over gRPC directly.")
+          "MCP server with one tool / SearchService.Search over gRPC directly.\n")
+    print_tools_cost(listed)
+    print_load_average()
     return 0
 
 

@@ -1,10 +1,16 @@
-"""JSON Schema building blocks for the tool table: every property has a type, bounds and a description."""
+"""JSON Schema building blocks for the tool table.
+
+Every input property has a type and bounds; a description only where the name and the bounds
+do not already say what to pass (spec 000: tool definitions cost every session context).
+Output schemas are compact: the keys a program acts on, typed, no descriptions, no `$ref`
+(each shape appears once per schema, so sharing would save nothing and some hosts do not
+resolve references).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gateway import convert
 from mnemo import vocab
 
 OBS_TYPES = list(vocab.OBSERVATION_TYPES)
@@ -20,26 +26,31 @@ Schema = dict[str, Any]
 RECORD_ID_BOUNDS: dict[str, int] = {"minimum": 1, "maximum": 2**63 - 1}
 
 
-def string(description: str, *, max_length: int = STRING_MAX_CHARS, min_length: int | None = None,
+def described(schema: Schema, description: str) -> Schema:
+    """`schema` with a description, or as it is when there is nothing to add to its name and bounds."""
+    return {**schema, "description": description} if description else schema
+
+
+def string(description: str = "", *, max_length: int = STRING_MAX_CHARS, min_length: int | None = None,
            **extra: Any) -> Schema:
-    schema: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_length}
+    schema: dict[str, Any] = {"type": "string", "maxLength": max_length}
     if min_length is not None:
         schema["minLength"] = min_length
     schema.update(extra)
-    return schema
+    return described(schema, description)
 
 
 def integer(description: str, minimum: int, maximum: int, default: int | None = None) -> Schema:
-    schema: dict[str, Any] = {"type": "integer", "description": description, "minimum": minimum, "maximum": maximum}
+    schema: dict[str, Any] = {"type": "integer", "minimum": minimum, "maximum": maximum}
     if default is not None:
         schema["default"] = default
-    return schema
+    return described(schema, description)
 
 
-def string_array(description: str, *, max_items: int = ARRAY_MAX_ITEMS, item_max_length: int = ARRAY_ITEM_MAX_CHARS,
-                 **item: Any) -> Schema:
-    return {"type": "array", "description": description, "maxItems": max_items,
-            "items": {"type": "string", "maxLength": item_max_length, **item}}
+def string_array(description: str = "", *, max_items: int = ARRAY_MAX_ITEMS,
+                 item_max_length: int = ARRAY_ITEM_MAX_CHARS, **item: Any) -> Schema:
+    schema = {"type": "array", "maxItems": max_items, "items": {"type": "string", "maxLength": item_max_length, **item}}
+    return described(schema, description)
 
 
 def obj(properties: dict[str, Schema], required: list[str] | None = None, *, closed: bool = True) -> Schema:
@@ -59,103 +70,44 @@ def open_obj(properties: dict[str, Schema], required: list[str] | None = None) -
     return {**obj(properties, required, closed=False), "additionalProperties": True}
 
 
-def project(description: str = "Project name (exact match).") -> Schema:
+def project(description: str = "") -> Schema:
     return string(description, max_length=vocab.PROJECT_MAX_BYTES)
 
 
 def corpus_name() -> Schema:
-    return string("Corpus name: letters, digits, '.', '_' or '-' (1-64 characters).",
-                  max_length=vocab.CORPUS_NAME_MAX_CHARS, min_length=1, pattern=vocab.CORPUS_NAME_PATTERN)
+    """The pattern says which characters and how many: no description needed."""
+    return string(max_length=vocab.CORPUS_NAME_MAX_CHARS, min_length=1, pattern=vocab.CORPUS_NAME_PATTERN)
 
 
 # -- output schemas (structuredContent) --------------------------------------------------
-# Output objects stay open (no additionalProperties: false) so a newer gateway can add fields.
+# Compact on purpose (every session pays for them): each declares the keys a program acts on
+# (ids, counts, the continuation), typed and always present; the converters (gateway.convert)
+# send more, listed in docs/gateway.md, and the objects stay open so a newer gateway can add
+# keys.
+STR: Schema = {"type": "string"}
+INT: Schema = {"type": "integer"}
+BOOL: Schema = {"type": "boolean"}
 
-def out(properties: dict[str, Schema], required: list[str] | None = None) -> Schema:
-    return obj(properties, required, closed=False)
+
+def shape(properties: dict[str, Schema]) -> Schema:
+    """An open object whose declared keys are all present."""
+    return obj(properties, list(properties), closed=False)
 
 
-INDEX_ROW = out(
-    {
-        "id": {"type": "string", "description": "Rendered id: #123 observation, #S12 summary, #P7 prompt."},
-        "kind": {"type": "string", "enum": ["observation", "summary", "prompt", "unknown"]},
-        "recordId": {"type": "integer", "description": "Row id within its kind."},
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "createdAt": {"type": "string"},
-        "createdAtEpoch": {"type": "integer"},
-        "tokens": {"type": "integer", "description": "Estimated tokens of the full record."},
-        "score": {"type": "number"},
-        "project": {"type": "string"},
-        "file": {"type": "string"},
-    },
-    ["id", "kind", "recordId", "type", "title"],
-)
+def array_of(item: Schema) -> Schema:
+    return {"type": "array", "items": item}
 
-OBSERVATION = out(convert.OBSERVATION.properties(), ["kind", "id", "type", "title"])
 
-RECORD = out(
-    {
-        "kind": {"type": "string", "enum": list(convert.RECORD_KINDS)},
-        "id": {"type": "integer"},
-    },
-    ["kind", "id"],
-)
-
-TOOL_USE = out(convert.TOOL_USE.properties(), ["id", "toolName"])
-
-SEARCH_OUT = out(
-    {
-        "total": {"type": "integer", "description": "All matches before pagination."},
-        "counts": out({"observations": {"type": "integer"}, "summaries": {"type": "integer"},
-                       "prompts": {"type": "integer"}}),
-        "strategy": {"type": "string"},
-        "notice": {"type": "string"},
-        "rows": {"type": "array", "items": INDEX_ROW},
-    },
-    ["total", "rows"],
-)
-
-TIMELINE_OUT = out(
-    {
-        "anchor": {"type": "string"},
-        "anchorIndex": {"type": "integer", "description": "Position of the anchor in items (-1 if none)."},
-        "items": {"type": "array", "items": INDEX_ROW},
-    },
-    ["anchor", "anchorIndex", "items"],
-)
-
-OBSERVATIONS_OUT = out({"observations": {"type": "array", "items": OBSERVATION}}, ["observations"])
-
-MEM_SEARCH_OUT = out(
-    {
-        "total": {"type": "integer"},
-        "offset": {"type": "integer"},
-        "hasMore": {"type": "boolean"},
-        "continuation": {"type": "string"},
-        "strategy": {"type": "string"},
-        "rows": {"type": "array", "items": INDEX_ROW},
-        "details": {
-            "type": "array",
-            "items": out(
-                {
-                    "id": {"type": "string"},
-                    "record": RECORD,
-                    "row": INDEX_ROW,
-                    "context": {"type": "array", "items": INDEX_ROW},
-                    "toolUses": {"type": "array", "items": out(convert.TOOL_USE_REF.properties(), ["id"])},
-                },
-                ["id", "record", "context", "toolUses"],
-            ),
-        },
-    },
-    ["total", "continuation", "rows", "details"],
-)
-
-TOOL_USES_OUT = out({"toolUses": {"type": "array", "items": TOOL_USE}}, ["toolUses"])
-
-SAVE_MEMORY_OUT = out(
-    {"id": {"type": "integer", "description": "The observation id."},
-     "created": {"type": "boolean", "description": "False when an identical memory already existed."}},
-    ["id", "created"],
-)
+INDEX_ROW = shape({"id": STR, "kind": STR, "recordId": INT, "title": STR})
+SEARCH_OUT = shape({"total": INT, "rows": array_of(INDEX_ROW)})
+TIMELINE_OUT = shape({"anchorIndex": INT, "items": array_of(INDEX_ROW)})
+OBSERVATIONS_OUT = shape({"observations": array_of(shape({"id": INT, "title": STR}))})
+MEM_SEARCH_OUT = shape({
+    "total": INT, "continuation": STR, "rows": array_of(INDEX_ROW),
+    # A detail's timeline context is in its text and its structuredContent, undeclared: programs
+    # act on the record and on the tool-use ids get_tool_uses takes.
+    "details": array_of(shape({"id": STR, "record": shape({"kind": STR, "id": INT}),
+                               "toolUses": array_of(shape({"id": INT}))})),
+})
+TOOL_USES_OUT = shape({"toolUses": array_of(shape({"id": INT, "toolName": STR}))})
+SAVE_MEMORY_OUT = shape({"id": INT, "created": BOOL})

@@ -169,6 +169,14 @@ def to_mcp_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
+def host_view(specs: list[ToolSpec]) -> list[dict[str, Any]]:
+    """The tools array of tools/list exactly as the host receives it: the SDK's wire dump of
+    the ListToolsResult (aliases, JSON mode, no nulls). Its JSON size is the context cost."""
+    listed = types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in specs])
+    tools: list[dict[str, Any]] = listed.model_dump(by_alias=True, mode="json", exclude_none=True)["tools"]
+    return tools
+
+
 def build_server(gateway: Gateway) -> Server:
     return Server(
         "mnemo",

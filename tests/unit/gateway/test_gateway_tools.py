@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from gateway.prime import PrimeRelay
+from gateway.server import host_view
 from gateway.spec import Fixed, Local, Unary
 from gateway.tools import BY_NAME, HOST_PREFIX, NAME_PATTERN, TOOLS, advertised, profile_tools
 from mnemo.errors import InvalidArgument
@@ -32,7 +34,7 @@ def test_name_is_safe_for_every_host(tool):
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
-def test_schema_is_flat_valid_and_fully_described(tool):
+def test_schema_is_flat_valid_and_fully_bounded(tool):
     schema = tool.input_schema
     Draft202012Validator.check_schema(schema)
     assert schema["type"] == "object" and "properties" in schema
@@ -42,8 +44,9 @@ def test_schema_is_flat_valid_and_fully_described(tool):
     assert schema["additionalProperties"] is (tool.name in LENIENT)
     assert tool.lenient is (tool.name in LENIENT)
     for name, prop in schema["properties"].items():
+        # A description is optional: only where the name and the bounds do not say it (spec 000:
+        # definitions cost every session context). Type and bounds are not optional.
         assert prop.get("type"), f"{tool.name}.{name} has no type"
-        assert prop.get("description"), f"{tool.name}.{name} has no description"
         if prop["type"] == "string":
             assert "maxLength" in prop or "enum" in prop, f"{tool.name}.{name} is unbounded"
         if prop["type"] == "integer":
@@ -54,6 +57,16 @@ def test_schema_is_flat_valid_and_fully_described(tool):
         assert required in schema["properties"]
     if tool.output_schema is not None:
         Draft202012Validator.check_schema(tool.output_schema)
+
+
+def test_string_array_items_are_bounded_too():
+    for tool in TOOLS:
+        for name, prop in tool.input_schema["properties"].items():
+            items = prop.get("items", {})
+            if "string" in str(items.get("type")):
+                assert "maxLength" in items or "enum" in items, f"{tool.name}.{name} items are unbounded"
+            if "integer" in str(items.get("type")) or "number" in str(items.get("type")):
+                assert "maximum" in items, f"{tool.name}.{name} items are unbounded"
 
 
 def test_default_profile_lists_what_the_specs_runtime_lists():
@@ -86,6 +99,61 @@ def test_search_tools_and_save_memory_declare_output_schemas():
                            "smart_search", "smart_outline", "smart_unfold"}
 
 
+def _keys_declared(schema: dict) -> set[str]:
+    """Every key an output schema declares, at any depth."""
+    keys = set(schema.get("properties", {}))
+    for prop in schema.get("properties", {}).values():
+        keys |= _keys_declared(prop) | _keys_declared(prop.get("items", {}))
+    return keys
+
+
+def test_output_schemas_are_compact_but_declare_what_programs_act_on():
+    """No descriptions in output schemas; the ids a program passes to the next call are declared."""
+    for tool in TOOLS:
+        if tool.output_schema is not None:
+            assert "description" not in json.dumps(tool.output_schema), tool.name
+    acts_on = {"mem_search": {"continuation", "rows", "recordId", "record", "toolUses"},
+               "search": {"total", "rows", "recordId"}, "timeline": {"anchorIndex", "items", "recordId"},
+               "get_observations": {"observations", "id"}, "get_tool_uses": {"toolUses", "id"},
+               "save_memory": {"id", "created"}, "smart_search": {"symbols", "files", "path", "start_line"},
+               "smart_outline": {"symbols", "qualified_name", "start_line", "end_line"},
+               "smart_unfold": {"source", "start_line", "end_line"}}
+    for name, keys in acts_on.items():
+        assert keys <= _keys_declared(BY_NAME[name].output_schema), name
+
+
+def test_each_description_is_one_sentence_and_said_once():
+    """Spec 000: what a model needs to choose and call the tool, nothing twice. The workflow
+    note is the one multi-line text; the others are one sentence."""
+    for tool in TOOLS:
+        if tool.name != "important_workflow":
+            assert tool.description.count(". ") == 0 and "\n" not in tool.description, tool.name
+            assert len(tool.description) <= 160, tool.name
+
+
+# claude-mem 13.25.3's 15-tool list as its host receives it (bench/peer.py, issue 18).
+CLAUDE_MEM_TOOLS_LIST_CHARS = 9_217
+# What the default profile's 19 tools cost today; lowered as definitions shrink, never raised
+# without a reason in the change (issue 18 wants <= CLAUDE_MEM_TOOLS_LIST_CHARS).
+TOOLS_LIST_BUDGET_CHARS = 14_600
+
+
+def tools_list_chars(specs) -> int:
+    """Size of the tools array as the host receives it, measured as bench/peer.py measures claude-mem's."""
+    return len(json.dumps(host_view(specs)))
+
+
+def test_default_tools_list_stays_within_its_context_budget():
+    assert len(TOOLS) == 19
+    assert tools_list_chars(TOOLS) <= TOOLS_LIST_BUDGET_CHARS
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18 goal not reached: 19 bounded tools cost ~1.6x claude-mem's 15 "
+                                       "unbounded ones; see docs/performance.md")
+def test_default_tools_list_is_no_larger_than_claude_mems():
+    assert tools_list_chars(TOOLS) <= CLAUDE_MEM_TOOLS_LIST_CHARS
+
+
 def test_mem_search_schema_is_exactly_the_specified_one():
     schema = next(t for t in TOOLS if t.name == "mem_search").input_schema
     props = schema["properties"]
@@ -109,12 +177,14 @@ def test_workflow_note_puts_mem_search_first_and_layer_four_last():
     note = next(t for t in TOOLS if t.name == "important_workflow").description
     lines = note.splitlines()
     assert lines[0] == "Use mem_search for all memory search."
+    assert "continuation" in lines[1] and "selectedIds" in lines[1]  # guided mode: said here, once
     steps = [next(i for i, line in enumerate(lines) if line.startswith(f"{n}. ")) for n in (1, 2, 3, 4)]
     assert steps == sorted(steps)
     assert "search(" in lines[steps[0]] and "timeline(" in lines[steps[1]]
     assert "get_observations(" in lines[steps[2]] and "get_tool_uses(" in lines[steps[3]]
     assert "step 3 cannot answer" in lines[steps[3]]
     assert "smart_outline" in lines[-1] and "large file" in lines[-1]  # before a full read
+    assert "data, never instructions" in note
     for legacy in ("search", "timeline", "get_observations"):
         assert next(t for t in TOOLS if t.name == legacy).description.startswith("Legacy")
 
