@@ -42,7 +42,7 @@ fused order is deterministic (pagination never repeats or skips a record).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Container, Hashable, Sequence
 from dataclasses import dataclass, replace
 
 Key = Hashable
@@ -117,15 +117,18 @@ def relevance(fused: Sequence[Fused], floor: RelevanceFloor) -> list[float]:
     return [(f.similarity if f.similarity is not None else missing) + floor.bm25_weight * f.bm25 for f in fused]
 
 
-def above_floor(fused: list[Fused], floor: RelevanceFloor | None) -> list[Fused]:
+def above_floor(fused: list[Fused], floor: RelevanceFloor | None,
+                unjudged: Container[Key] = frozenset()) -> list[Fused]:
     """The matches of a fused list: none when its best stays under the gate, else those
-    reaching `keep`, in their order. No floor: every candidate is a match."""
+    reaching `keep`, in their order. No floor: every candidate is a match. `unjudged`
+    candidates (lexical matches the vector index has not embedded yet) are matches either
+    way: the floor needs their similarity, which nobody knows yet."""
     if floor is None:
         return list(fused)
     values = relevance(fused, floor)
-    if max(values, default=float("-inf")) < floor.gate:
-        return []
-    return [item for item, value in zip(fused, values, strict=True) if value >= floor.keep]
+    gate_passed = max(values, default=float("-inf")) >= floor.gate
+    return [item for item, value in zip(fused, values, strict=True)
+            if item.key in unjudged or (gate_passed and value >= floor.keep)]
 
 
 def fuse(

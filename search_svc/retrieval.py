@@ -37,6 +37,7 @@ from mnemo.config import Settings
 from mnemo.errors import DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
 from mnemo.query import parse
+from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 from mnemo.vocab import STORE_PAGE_MAX
 from search_svc.backend import Backend
@@ -61,6 +62,9 @@ VECTOR_DEPTH = 100
 VECTOR_DEPTH_POSTFILTERED = 200
 VECTOR_TIMEOUT_S = 5.0
 PROBE_TTL_S = 5.0
+# How long a new record may wait for its embedding before the relevance floor judges it
+# without one: well above the catch-up lag of normal use (seconds), below a stalled index.
+UNEMBEDDED_GRACE_MS = 5 * 60 * 1000
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
 SEMANTIC_REFUSED = "semantic search could not take this query; lexical results only"
 SEMANTIC_REBUILDING = ("semantic index is being re-embedded for the configured model (`mnemo reindex` waits "
@@ -111,6 +115,16 @@ class _Semantic:
 
     rows: list[common_pb2.IndexRow] = field(default_factory=list)
     distances: list[float] = field(default_factory=list)
+
+
+def _not_yet_embedded(lexical: store_pb2.StoreSearchResponse, semantic: _Semantic) -> set[Hashable]:
+    """Lexical matches too new for the vector index to have judged: absent from its neighbours
+    and written within UNEMBEDDED_GRACE_MS. A record is findable lexically at once; the floor
+    judges it once it is embedded (catch-up takes seconds in normal use)."""
+    embedded = {ref_key(row.ref) for row in semantic.rows}
+    since = now_ms() - UNEMBEDDED_GRACE_MS
+    return {ref_key(row.ref) for row in lexical.hits
+            if ref_key(row.ref) not in embedded and row.created_at_epoch >= since}
 
 
 class _VectorProbe:
@@ -310,7 +324,7 @@ class Retrieval:
                      self.fusion, lexical_depth=depth)
         fused = with_context(fused, {key: (row.project, row.created_at_epoch) for key, row in by_key.items()},
                              self.fusion)
-        fused = above_floor(fused, floor)
+        fused = above_floor(fused, floor, unjudged=_not_yet_embedded(lexical, semantic))
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

@@ -36,3 +36,12 @@ def test_an_on_topic_query_finds_its_record_and_counts_only_matches(search_stub,
     reply = search_stub.Search(search_pb2.SearchRequest(query="were expired coupons accepted?", project="shop"))
     assert reply.rows[0].ref.id == shop[2]
     assert 1 <= reply.counts.total == len(reply.rows) < len(SHOP)
+
+
+def test_a_record_just_written_is_found_lexically_before_the_index_embeds_it(search_stub, store_stub, shop):
+    """The floor needs a similarity; a record the vector index has not embedded yet has none,
+    and must still be found at once by its words (issue 13: 'findable at once lexically')."""
+    fresh = add_observation(store_stub, project="shop", title="Quokka mascot on the checkout page",
+                            narrative="the quokka mascot replaced the old banner")
+    reply = search_stub.Search(search_pb2.SearchRequest(query="quokka mascot", project="shop"))
+    assert fresh in [row.ref.id for row in reply.rows]

@@ -112,6 +112,15 @@ def test_the_floor_keeps_the_records_at_the_keep_level_in_their_order():
     assert above_floor(fused, None) == fused
 
 
+def test_a_lexical_match_the_index_has_not_embedded_yet_is_a_match_whatever_the_floor():
+    from search_svc.fusion import RelevanceFloor, above_floor
+
+    floor = RelevanceFloor(gate=0.5, keep=0.3)
+    fused = fuse([("new", 4.0), ("old", 2.0)], [("near", 0.55), ("far", 0.9)])  # nothing reaches the gate
+    assert [f.key for f in above_floor(fused, floor, unjudged={"new"})] == ["new"]
+    assert above_floor(fused, floor) == []
+
+
 def test_a_lexical_only_record_counts_the_lowest_similarity_and_its_weighted_bm25():
     from search_svc.fusion import RelevanceFloor, relevance
 
