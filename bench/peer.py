@@ -16,14 +16,11 @@ either side). Prints the table with ratios and the load average. Not part of `ma
 from __future__ import annotations
 
 import argparse
-import hashlib
 import http.server
 import json
 import os
-import random
 import shutil
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -33,93 +30,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.peer_corpus import generate_corpus, make_queries  # noqa: E402
+
 CLAUDE_MEM = "claude-mem@13.25.3"
-PROJECTS = ["billing-api", "web-dashboard", "infra-tools", "mobile-app", "data-pipeline"]
-OBS_TYPES = ["bugfix", "feature", "refactor", "discovery", "decision", "change"]
-SUBJECTS = ["login redirect", "token refresh", "cache invalidation", "retry backoff", "schema migration",
-            "socket timeout", "parser error", "build cache", "rate limiter", "webhook signature",
-            "search index", "deploy rollback", "memory leak", "config loader", "feature flag",
-            "payment reconcile", "image resize", "queue consumer", "log rotation", "csv export"]
-VERBS = ["fixed", "added", "reworked", "found", "chose", "changed"]
-PLACES = ["the auth module", "the worker pool", "the HTTP client", "the nightly job", "the admin page",
-          "the CLI", "the sync service", "the test harness"]
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "peer-bench", "version": "0"}}}
-
-
-# ---------- corpus -------------------------------------------------------------------------
-
-
-def observation_text(rng: random.Random, i: int) -> tuple[str, str, str]:
-    subject, place = rng.choice(SUBJECTS), rng.choice(PLACES)
-    other = rng.choice(SUBJECTS)
-    title = f"{rng.choice(VERBS).capitalize()} {subject} in {place}"
-    narrative = (f"While working on {place} the {subject} path misbehaved next to the {other} code; "
-                 f"step {i % 97} traced it and the change keeps {other} intact.")
-    return title, f"{subject} / {other}", narrative
-
-
-def generate_corpus(db: Path, observations: int, sessions: int = 200) -> int:
-    """Fill claude-mem's schema (its worker created it) deterministically; returns rows written."""
-    rng = random.Random(18)
-    conn = sqlite3.connect(db)
-    base_ms = 1_764_000_000_000
-    per_session = max(1, observations // sessions)
-    rows = 0
-    with conn:
-        for s in range(sessions):
-            project, started = PROJECTS[s % len(PROJECTS)], base_ms + s * 3_600_000
-            content_id, memory_id = f"peer-content-{s}", f"peer-memory-{s}"
-            cur = conn.execute(
-                "INSERT INTO sdk_sessions (content_session_id, memory_session_id, project, user_prompt, started_at,"
-                " started_at_epoch, status) VALUES (?,?,?,?,?,?, 'completed')",
-                (content_id, memory_id, project, f"work on {rng.choice(SUBJECTS)}", iso(started), started))
-            conn.execute("INSERT INTO user_prompts (session_db_id, content_session_id, prompt_number, prompt_text,"
-                         " created_at, created_at_epoch) VALUES (?,?,1,?,?,?)",
-                         (cur.lastrowid, content_id, f"please look at the {rng.choice(SUBJECTS)} problem",
-                          iso(started), started))
-            count = per_session if s < sessions - 1 else observations - per_session * (sessions - 1)
-            for k in range(count):
-                rows += insert_observation(conn, rng, memory_id, project, started + (k + 1) * 1000, s * 1000 + k)
-            conn.execute("INSERT INTO session_summaries (memory_session_id, project, request, investigated, learned,"
-                         " completed, next_steps, prompt_number, created_at, created_at_epoch)"
-                         " VALUES (?,?,?,?,?,?,?,1,?,?)",
-                         (memory_id, project, f"fix the {rng.choice(SUBJECTS)}", "logs and tests",
-                          f"the {rng.choice(SUBJECTS)} depends on config", "patched and tested", "watch the metrics",
-                          iso(started + 999_000), started + 999_000))
-            rows += 2
-    conn.close()
-    return rows
-
-
-def insert_observation(conn: sqlite3.Connection, rng: random.Random, memory_id: str, project: str,
-                       at_ms: int, i: int) -> int:
-    title, subtitle, narrative = observation_text(rng, i)
-    digest = hashlib.sha256(f"{memory_id}\0{title}\0{narrative}".encode()).hexdigest()[:16]
-    facts = json.dumps([f"{rng.choice(SUBJECTS)} uses {rng.choice(PLACES)}"])
-    files = json.dumps([f"src/{project}/{rng.choice(SUBJECTS).replace(' ', '_')}.py"])
-    conn.execute("INSERT INTO observations (memory_session_id, project, type, title, subtitle, facts, narrative,"
-                 " concepts, files_read, files_modified, prompt_number, created_at, created_at_epoch, content_hash)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
-                 (memory_id, project, rng.choice(OBS_TYPES), title, subtitle, facts, narrative,
-                  json.dumps(["how-it-works"]), files, files, iso(at_ms), at_ms, digest))
-    return 1
-
-
-def iso(ms: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ms / 1000))
-
-
-def make_queries(n: int = 40) -> list[str]:
-    """One to four words, adjacent in the generated text so claude-mem's phrase match can hit too."""
-    rng = random.Random(40)
-    out = []
-    for i in range(n):
-        words = f"{rng.choice(SUBJECTS)} in {rng.choice(PLACES)}".split()
-        width = 1 + i % 4
-        start = rng.randrange(0, max(1, len(words) - width + 1))
-        out.append(" ".join(words[start:start + width]))
-    return out
 
 
 # ---------- processes ----------------------------------------------------------------------
@@ -316,6 +234,13 @@ class Mnemo:
             time.sleep(1.0)
         raise RuntimeError(f"vector lag did not reach 0 within {timeout_s:.0f} s")
 
+    def vector_off(self) -> None:
+        """From now on the stack runs without vector_svc (`vector = "off"`: full-text search only)."""
+        from mnemo.config import with_overrides
+
+        self.settings = with_overrides(self.settings, vector="off")
+        self.env["MNEMO_VECTOR"] = "off"
+
     def mcp_argv(self) -> list[str]:
         return [sys.executable, "-m", "mnemo.cli", "mcp"]
 
@@ -340,15 +265,16 @@ def tools_size(listed: dict) -> tuple[int, int]:
     return len(listed["tools"]), len(json.dumps(listed["tools"]))
 
 
-def search_rows(cm: StdioPeer, mn: StdioPeer, queries: list[str]) -> dict[str, list[float]]:
-    calls = {"claude-mem search": (cm, "search", {"limit": 20}), "mnemo search": (mn, "search", {"limit": 20}),
-             "mnemo mem_search": (mn, "mem_search", {"limit": 20})}
+def search_rows(cm: StdioPeer, mn: StdioPeer, queries: list[str],
+                mnemo_tools: tuple[str, ...] = ("search", "mem_search")) -> dict[str, list[float]]:
+    calls = {"claude-mem search": (cm, "search", {"limit": 20}),
+             **{f"mnemo {tool}": (mn, tool, {"limit": 20}) for tool in mnemo_tools}}
     times: dict[str, list[float]] = {name: [] for name in calls}
     for q in queries[:5]:  # warm both sides alike
         for peer, tool, extra in calls.values():
             peer.call(tool, {"query": q, **extra})
     for i, q in enumerate(queries):
-        names = list(calls)[i % 3:] + list(calls)[:i % 3]  # rotate who goes first: noise hits all alike
+        names = list(calls)[i % len(calls):] + list(calls)[:i % len(calls)]  # rotate who goes first
         for name in names:
             peer, tool, extra = calls[name]
             started = time.perf_counter()
@@ -424,13 +350,33 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
     finally:
         cm_peer.close()
         mn_peer.close()
-    rows.append(("same, mnemo full-text only (vector_svc stopped)", "n/a", "n/a",
-                 "not measured yet: needs a way to stop vector_svc under the supervisor"))
+    rows += fulltext_rows(cm, mn, opts)
     rows.append(("MCP search p50 at 1k / 10k / 100k", "n/a", "n/a", "run again with --observations 1000 / 100000"))
     for name, (theirs_h, ours_h) in hook_rows(cm, mn, opts.hook_runs).items():
         c, m = statistics.median(theirs_h), statistics.median(ours_h)
         rows.append((f"hook {name} p50", f"{c:.0f} ms", f"{m:.0f} ms", ratio(m, c)))
     return rows
+
+
+def fulltext_rows(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
+    """mnemo restarted with `vector = "off"` (no vector_svc), against claude-mem again in the same way."""
+    mn.down()
+    mn.vector_off()
+    mn.up()
+    cm_peer, mn_peer = StdioPeer(cm.mcp_argv(), cm.env, cm.home), StdioPeer(mn.mcp_argv(), mn.env, REPO)
+    try:
+        cm_peer.open()
+        mn_peer.open()
+        times = search_rows(cm_peer, mn_peer, make_queries(opts.queries), mnemo_tools=("search",))
+        theirs, ours = times["claude-mem search"], times["mnemo search"]
+        cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
+    finally:
+        cm_peer.close()
+        mn_peer.close()
+    return [(f"MCP search p50 / p95, mnemo full-text only (`vector = \"off\"`), {opts.observations:,}",
+             f"{p(theirs, .5):.1f} / {p(theirs, .95):.1f} ms", f"{p(ours, .5):.1f} / {p(ours, .95):.1f} ms",
+             ratio(p(ours, .5), p(theirs, .5))),
+            ("idle RSS, mnemo full-text only", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB", ratio(mn_rss, cm_rss))]
 
 
 def main() -> int:

@@ -75,7 +75,7 @@ def fill(stack: Stack, count: int, seed: int = 7) -> float:
     epoch0 = 1_700_000_000_000
     for start in range(0, count, 1000):
         batch = [observation(rng, i, epoch0) for i in range(start, min(count, start + 1000))]
-        stack.store.AddObservations(store_pb2.AddObservationsRequest(observations=batch), timeout=300)
+        stack.store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=batch), timeout=300)
     return time.monotonic() - started
 
 
@@ -83,8 +83,8 @@ def catch_up(stack: Stack) -> tuple[float, int]:
     """Sync until the index has applied the whole feed; (seconds, documents in the index)."""
     started = time.monotonic()
     while True:
-        stack.vector.Sync(vector_pb2.VectorSyncRequest(max_changes=0), timeout=3600)
-        status = stack.vector.Status(vector_pb2.VectorStatusRequest())
+        stack.vector.stub.Sync(vector_pb2.VectorSyncRequest(max_changes=0), timeout=3600)
+        status = stack.vector.stub.Status(vector_pb2.VectorStatusRequest())
         if status.lag <= 0:
             return time.monotonic() - started, status.documents
 
@@ -148,12 +148,12 @@ def run_latency(count: int, embedder: str, n_queries: int, repeat: int) -> None:
 
         def lexical(item):
             text, project = item
-            stack.store.Search(store_pb2.StoreSearchRequest(
+            stack.store.stub.Search(store_pb2.StoreSearchRequest(
                 query=text, filters=common_pb2.Filters(project=project), page=common_pb2.Page(limit=20)))
 
         def vector(item):
             text, project = item
-            stack.vector.Query(vector_pb2.VectorQueryRequest(
+            stack.vector.stub.Query(vector_pb2.VectorQueryRequest(
                 text=text, filters=common_pb2.Filters(project=project), limit=100))
 
         def hybrid(item):

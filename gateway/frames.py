@@ -8,6 +8,9 @@ than "2.0", a method that is not a string, params that are not an object, a lone
 escape, nesting deeper than MAX_DEPTH), each reply carrying the frame's id when one can be
 recovered. Frames without an id get no reply (JSON-RPC forbids answering a notification);
 the transport logs and drops them. A valid frame passes to the SDK as the message it parsed.
+
+The structural checks need only the standard library, so the fast start (gateway/fast.py) runs
+them before the SDK is imported (`plain_message`); the SDK's types are imported on first use.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-
-from gateway.redact import shorten
+if TYPE_CHECKING:  # imported on first use: the fast start judges frames without the SDK
+    import mcp_types as types
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -34,7 +37,14 @@ METHOD_MAX_CHARS = 128
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A top-level id written before the first nested value, for frames that do not parse:
 # `{"jsonrpc":"2.0","id":7,"method":...` (what every client writes) gives 7.
-_LEADING_ID = re.compile(r'^\s*\{[^{\[]*?"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")')
+_LEADING_ID = r'^\s*\{[^{\[]*?"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")'
+
+
+@cache
+def _leading_id() -> re.Pattern[str]:
+    """Compiled on first use: the fast start judges well-formed frames and never needs it."""
+    return re.compile(_LEADING_ID)
+
 
 RequestId = int | str | None
 
@@ -57,6 +67,8 @@ class Rejected(Exception):
 
 
 def error_reply(request_id: RequestId, code: int, message: str) -> types.JSONRPCError:
+    import mcp_types as types
+
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
 
 
@@ -76,9 +88,25 @@ def judge(line: str) -> Verdict:
     return _judge_message(value)
 
 
+def plain_message(line: str) -> dict[str, Any] | None:
+    """The message on a line that is exactly one JSON object passing every structural check of
+    the guard, else None (then `judge` must decide what to answer)."""
+    try:
+        values = _decode_all(line)
+    except (ValueError, RecursionError):
+        return None
+    if len(values) != 1 or not isinstance(values[0], dict):
+        return None
+    try:
+        _check_structure(values[0])
+    except Rejected:
+        return None
+    return values[0]
+
+
 def recover_id(line: str) -> RequestId:
     """The id of a frame that does not parse, when it stands before any nested value."""
-    match = _LEADING_ID.match(line)
+    match = _leading_id().match(line)
     if not match:
         return None
     try:
@@ -121,6 +149,8 @@ def _reject_each(values: list[Any], reason: str) -> Verdict:
 def _judge_message(value: Any) -> Verdict:
     if not isinstance(value, dict):
         return Verdict(dropped=[f"{json_kind(value)}, not a JSON-RPC message object"])
+    import mcp_types as types
+
     try:
         _check_structure(value)
         message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
@@ -167,6 +197,8 @@ def _check_structure(value: dict[str, Any]) -> None:
     if "method" in value and not isinstance(method, str):
         raise Rejected(INVALID_REQUEST, "Invalid Request: method must be a string")
     if isinstance(method, str) and len(method) > METHOD_MAX_CHARS:
+        from gateway.redact import shorten  # here: its privacy patterns cost the fast start's import
+
         raise Rejected(METHOD_NOT_FOUND, f"Method not found: {shorten(method, 40)!r}")
     params = value.get("params")
     if "params" in value and not isinstance(params, dict):

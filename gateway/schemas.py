@@ -75,39 +75,35 @@ def project(description: str = "") -> Schema:
 
 
 def corpus_name() -> Schema:
-    """The pattern says which characters and how many: no description needed."""
-    return string(max_length=vocab.CORPUS_NAME_MAX_CHARS, min_length=1, pattern=vocab.CORPUS_NAME_PATTERN)
+    """The pattern says which characters and how many (1 to CORPUS_NAME_MAX_CHARS): no
+    description, and no minLength/maxLength saying the length a second time."""
+    return {"type": "string", "pattern": vocab.CORPUS_NAME_PATTERN}
 
 
 # -- output schemas (structuredContent) --------------------------------------------------
-# Compact on purpose (every session pays for them): each declares the keys a program acts on
-# (ids, counts, the continuation), typed and always present; the converters (gateway.convert)
-# send more, listed in docs/gateway.md, and the objects stay open so a newer gateway can add
-# keys.
+# Compact on purpose (every session pays for them): each declares its top-level keys, typed, and
+# says no more (no `required` list naming every key again: the declared keys are always sent, as
+# docs/gateway.md says); an array's items (index rows, details, tool uses) are listed there, not
+# here. The converters (gateway.convert) send more keys, also listed there, and the objects stay
+# open so a newer gateway can add keys.
 STR: Schema = {"type": "string"}
 INT: Schema = {"type": "integer"}
 BOOL: Schema = {"type": "boolean"}
+ARRAY: Schema = {"type": "array"}
 
 
 def shape(properties: dict[str, Schema]) -> Schema:
-    """An open object whose declared keys are all present."""
-    return obj(properties, list(properties), closed=False)
+    """An open object with these keys, typed (each always sent)."""
+    return obj(properties, closed=False)
 
 
 def array_of(item: Schema) -> Schema:
     return {"type": "array", "items": item}
 
 
-INDEX_ROW = shape({"id": STR, "kind": STR, "recordId": INT, "title": STR})
-SEARCH_OUT = shape({"total": INT, "rows": array_of(INDEX_ROW)})
-TIMELINE_OUT = shape({"anchorIndex": INT, "items": array_of(INDEX_ROW)})
-OBSERVATIONS_OUT = shape({"observations": array_of(shape({"id": INT, "title": STR}))})
-MEM_SEARCH_OUT = shape({
-    "total": INT, "continuation": STR, "rows": array_of(INDEX_ROW),
-    # A detail's timeline context is in its text and its structuredContent, undeclared: programs
-    # act on the record and on the tool-use ids get_tool_uses takes.
-    "details": array_of(shape({"id": STR, "record": shape({"kind": STR, "id": INT}),
-                               "toolUses": array_of(shape({"id": INT}))})),
-})
-TOOL_USES_OUT = shape({"toolUses": array_of(shape({"id": INT, "toolName": STR}))})
+SEARCH_OUT = shape({"total": INT, "rows": ARRAY})
+TIMELINE_OUT = shape({"anchorIndex": INT, "items": ARRAY})
+OBSERVATIONS_OUT = shape({"observations": ARRAY})
+MEM_SEARCH_OUT = shape({"total": INT, "continuation": STR, "rows": ARRAY, "details": ARRAY})
+TOOL_USES_OUT = shape({"toolUses": ARRAY})
 SAVE_MEMORY_OUT = shape({"id": INT, "created": BOOL})

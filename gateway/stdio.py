@@ -7,21 +7,25 @@ Unlike it, every line first goes through `gateway.frames.judge`, so a frame the 
 would drop in silence gets its JSON-RPC error, and a line longer than MAX_FRAME_BYTES is
 refused without being held in memory whole. One writer task owns stdout, so the guard's
 replies and the server's never interleave within a line.
+
+After a fast start (gateway/fast.py) it continues from the handover: the replayed handshake
+first (the reply to the replayed initialize is dropped: the client has its answer already),
+then the frames read but not answered, then the rest of the wire.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from gateway.fast import Claim, Handover
 from gateway.frames import INVALID_REQUEST, Verdict, error_reply, judge, recover_id
 from gateway.redact import shorten
 from mnemo.logs import get_logger
@@ -34,51 +38,69 @@ MAX_FRAME_BYTES = 16 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 
 
-class _Claim:
-    """fd 0 and fd 1 diverted for as long as the transport serves; restored on release."""
+class LineReader(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
 
-    def __init__(self) -> None:
-        self.wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-        self.wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        os.dup2(2, 1)
 
-    def release(self) -> None:
-        # The descriptors stay open: a worker thread may still block reading wire_in, and
-        # closing it would let the number be reused under that thread.
-        os.dup2(self.wire_in, 0)
-        os.dup2(self.wire_out, 1)
+class _Prefixed:
+    """The wire, after the bytes the fast phase read past its last whole line."""
+
+    def __init__(self, prefix: bytes, wire: LineReader):
+        self.prefix, self.wire = prefix, wire
+
+    def readline(self, size: int = -1, /) -> bytes:
+        if not self.prefix:
+            return self.wire.readline(size)
+        limit = len(self.prefix) + 1 if size < 0 else size
+        newline = self.prefix.find(b"\n", 0, limit)
+        if newline >= 0 or len(self.prefix) >= limit:
+            cut = newline + 1 if newline >= 0 else limit
+            line, self.prefix = self.prefix[:cut], self.prefix[cut:]
+            return line
+        line, self.prefix = self.prefix, b""
+        return line + self.wire.readline(size - len(line) if size >= 0 else -1)
 
 
 @asynccontextmanager
-async def guarded_stdio_server() -> AsyncIterator[tuple[MemoryObjectReceiveStream, MemoryObjectSendStream]]:
+async def guarded_stdio_server(
+    handover: Handover | None = None,
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream, MemoryObjectSendStream]]:
     """(read_stream, write_stream) for `Server.run`, served over the process's stdin/stdout."""
-    claim = _Claim()
-    wire_in = os.fdopen(claim.wire_in, "rb", buffering=64 * 1024, closefd=False)
-    wire_out = os.fdopen(claim.wire_out, "wb", closefd=False)
+    claim = handover.claim if handover else Claim()
+    wire_in: LineReader = os.fdopen(claim.wire_in, "rb", buffering=64 * 1024, closefd=False)
+    wire_out = handover.wire_out if handover else os.fdopen(claim.wire_out, "wb", closefd=False)
+    if handover is not None and handover.prefix:
+        wire_in = _Prefixed(handover.prefix, wire_in)
     to_server, from_guard = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_client, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     guard_replies = to_client.clone()  # the server may close its end; the guard keeps answering
     try:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_read_frames, wire_in, to_server, guard_replies)
-            tasks.start_soon(_write_frames, wire_out, outgoing)
+            tasks.start_soon(_read_frames, wire_in, to_server, guard_replies, handover)
+            tasks.start_soon(_write_frames, wire_out, outgoing, handover.replay_id if handover else None)
             yield from_guard, to_client
             tasks.cancel_scope.cancel()
     finally:
         claim.release()
 
 
-async def _read_frames(wire: BinaryIO, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream) -> None:
+async def _read_frames(wire: LineReader, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream,
+                       handover: Handover | None = None) -> None:
     async with to_server, replies:
+        if handover is not None:
+            for message in handover.replay:
+                await to_server.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(message)))
+            for line in handover.pending:
+                await _act_on(_judged(line), to_server, replies)
         while True:
             raw = await anyio.to_thread.run_sync(_read_line, wire, abandon_on_cancel=True)
             if raw is None:
                 return  # EOF: closing to_server ends the session
-            verdict = _too_large(raw) if len(raw) > MAX_FRAME_BYTES else judge(raw.decode("utf-8", "replace"))
-            await _act_on(verdict, to_server, replies)
+            await _act_on(_judged(raw), to_server, replies)
+
+
+def _judged(raw: bytes) -> Verdict:
+    return _too_large(raw) if len(raw) > MAX_FRAME_BYTES else judge(raw.decode("utf-8", "replace"))
 
 
 async def _act_on(verdict: Verdict, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream) -> None:
@@ -92,7 +114,7 @@ async def _act_on(verdict: Verdict, to_server: MemoryObjectSendStream, replies: 
         await to_server.send(SessionMessage(verdict.message))
 
 
-def _read_line(wire: BinaryIO) -> bytes | None:
+def _read_line(wire: LineReader) -> bytes | None:
     """The next line without its newline, None at EOF. A line past MAX_FRAME_BYTES comes back
     as its first MAX_FRAME_BYTES + 1 bytes, the rest read and thrown away."""
     line = wire.readline(MAX_FRAME_BYTES + 1)
@@ -112,12 +134,21 @@ def _too_large(raw: bytes) -> Verdict:
     return Verdict(replies=[error_reply(request_id, INVALID_REQUEST, reason)])
 
 
-async def _write_frames(wire: BinaryIO, outgoing: MemoryObjectReceiveStream) -> None:
+async def _write_frames(wire: BinaryIO, outgoing: MemoryObjectReceiveStream, drop_id: str | None = None) -> None:
     async with outgoing:
         async for session_message in outgoing:
             message: types.JSONRPCMessage = session_message.message
+            if drop_id is not None and _reply_id(message) == drop_id:
+                drop_id = None  # the replayed initialize: the fast start answered the client already
+                if isinstance(message, types.JSONRPCError):
+                    log.warning("replayed_initialize_refused", error=shorten(message.error.message, 200))
+                continue
             data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
             await anyio.to_thread.run_sync(_write_all, wire, data)
+
+
+def _reply_id(message: Any) -> Any:
+    return getattr(message, "id", None) if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) else None
 
 
 def _write_all(wire: BinaryIO, data: bytes) -> None:

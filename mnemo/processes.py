@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemo.config import SERVICES, Settings
+from mnemo.config import Settings, local_services
 from mnemo.logs import get_logger
 from mnemo.pids import pid_alive as pid_alive  # re-exported: defined where hooks can afford it
 
@@ -43,7 +43,7 @@ def service_healthy(settings: Settings, service: str, timeout: float = 1.0) -> b
 
 
 def all_healthy(settings: Settings) -> bool:
-    return all(service_healthy(settings, svc) for svc in SERVICES)
+    return all(service_healthy(settings, svc) for svc in local_services(settings))
 
 
 def is_local(settings: Settings, service: str) -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo import spawnlock, supervisor
-from mnemo.config import SERVICES, Settings, ensure_private_dirs
+from mnemo.config import SERVICES, Settings, ensure_private_dirs, local_services
 from mnemo.logs import get_logger
 from mnemo.processes import (  # noqa: F401 - re-exported: the stack's API for callers and tests
     CODE_ROOT,
@@ -61,11 +61,12 @@ def release_lock(settings: Settings) -> None:
 
 
 def _local_services_down(settings: Settings) -> list[str]:
-    return [svc for svc in SERVICES if not service_healthy(settings, svc)]
+    return [svc for svc in local_services(settings) if not service_healthy(settings, svc)]
 
 
 def ensure_stack(settings: Settings, timeout: float | None = None) -> bool:
-    """True once store, vector and search all answer health; starts the supervisor once."""
+    """True once store, vector and search all answer health (store and search with `vector = "off"`);
+    starts the supervisor once."""
     timeout = settings.start_timeout_s if timeout is None else timeout
     deadline = time.monotonic() + timeout
     down = _local_services_down(settings)
@@ -110,7 +111,7 @@ def _fmt_uptime(seconds: float) -> str:
 def status_rows(settings: Settings) -> list[dict[str, Any]]:
     rows = []
     restarts = supervisor.restarts(settings)
-    for service in SERVICES:
+    for service in local_services(settings):
         info = read_pid(settings, service)
         rows.append(
             {
@@ -134,6 +135,8 @@ def run_status(settings: Settings, args: Any) -> int:
               f"{row['restarts']:>8}  {row['address']}")
     print("supervisor: " + ("running (restarts dead services)" if supervisor.is_running(settings)
                             else "not running (nothing restarts a dead service)"))
+    if settings.vector == "off":
+        print('vector: off (vector = "off": full-text search only)')
     return 0 if all(row["healthy"] for row in rows) else 1
 
 

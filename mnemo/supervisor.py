@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo import spawnlock
-from mnemo.config import SERVICES, Settings
+from mnemo.config import SERVICES, Settings, local_services
 from mnemo.logs import get_logger
 from mnemo.processes import (
     STOP_WAIT_S,
@@ -101,7 +101,7 @@ class Supervisor:
     # -- start -------------------------------------------------------------------------
     def start_missing(self, deadline: float) -> bool:
         """Start what is down, in dependency order, waiting for each. True when all are healthy."""
-        for service in SERVICES:
+        for service in local_services(self.settings):
             if service_healthy(self.settings, service):
                 continue
             if not is_local(self.settings, service):
@@ -139,7 +139,7 @@ class Supervisor:
     def _start_unserved(self) -> None:
         """A local service that is down, with no child of ours and no live pid file, is started
         (a start that failed earlier, or a service someone else started and that died)."""
-        for service in SERVICES:
+        for service in local_services(self.settings):
             if service in self.children or not is_local(self.settings, service):
                 continue
             if read_pid(self.settings, service) is None and not service_healthy(self.settings, service):

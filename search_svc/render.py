@@ -68,7 +68,9 @@ def _shorten(text: str, max_chars: int | None) -> str:
 
 def inline(text: str, max_chars: int | None = None) -> str:
     """One line of inert text, safe inside a markdown table cell or a heading."""
-    flat = "".join(_clean_char(ch, keep_newline=False) for ch in text)
+    # Printable ASCII has nothing _clean_char changes; skipping it per character is most of a reply's render time.
+    plain = text.isascii() and text.isprintable()
+    flat = text if plain else "".join(_clean_char(ch, keep_newline=False) for ch in text)
     flat = " ".join(flat.split())
     return _shorten(flat, max_chars).replace("\\", "\\\\").replace("|", "\\|")
 

@@ -11,10 +11,11 @@ Document ids (one record yields several documents; long text gets `_c<n>` suffix
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from mnemo.v1 import common_pb2
+from mnemo.v1 import common_pb2, vector_pb2
 
 SpanFn = Callable[[str], list[tuple[int, int]]]
 
@@ -24,6 +25,10 @@ KIND_NAMES = {
     common_pb2.DOC_KIND_PROMPT: "prompt",
 }
 KIND_VALUES = {name: value for value, name in KIND_NAMES.items()}
+# The (kind, record id) every document id above starts with; a query reads refs from ids alone,
+# since fetching each hit's metadata from Chroma costs ~10x the nearest-neighbour search itself.
+_ID_PREFIX = re.compile(r"(obs|summary|prompt)_(\d+)(?:_|$)")
+_ID_KINDS = {"obs": "observation", "summary": "summary", "prompt": "prompt"}
 SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
 # The model sees at most 256 tokens, [CLS] and [SEP] included. Longer text is cut into windows
@@ -126,6 +131,14 @@ def record_documents(record: common_pb2.Record, spans: SpanFn) -> tuple[tuple[st
     raise ValueError("record has no content")
 
 
+def ref_of_id(doc_id: str) -> tuple[str, int] | None:
+    """(kind name, record id) of a document id made by this module; None for any other id."""
+    match = _ID_PREFIX.match(doc_id)
+    if match is None:
+        return None
+    return _ID_KINDS[match.group(1)], int(match.group(2))
+
+
 def records_where(refs: Iterable[tuple[str, int]]) -> dict | None:
     """A Chroma `where` matching every document of the given (kind, record id) pairs."""
     by_kind: dict[str, list[int]] = {}
@@ -138,3 +151,17 @@ def records_where(refs: Iterable[tuple[str, int]]) -> dict | None:
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+
+def best_per_record(ids: Sequence[str], distances: Sequence[float],
+                    refs: Sequence[tuple[str, int]]) -> list[vector_pb2.VectorHit]:
+    """One hit per record, its closest chunk, closest first (Chroma returns chunks sorted)."""
+    seen: set[tuple[str, int]] = set()
+    hits = []
+    for doc_id, distance, key in zip(ids, distances, refs, strict=False):
+        if key in seen:
+            continue
+        seen.add(key)
+        ref = common_pb2.Ref(kind=KIND_VALUES[key[0]], id=key[1])
+        hits.append(vector_pb2.VectorHit(ref=ref, distance=float(distance), chunk_id=doc_id))
+    return hits

@@ -32,6 +32,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from mnemo.errors import FailedPrecondition, InvalidArgument
+from vector_svc.memory import HeapTrimmer
 
 DIMENSION = 384
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
@@ -198,9 +199,16 @@ class MiniLMInt8Embedder(_MiniLMBase):
         options.log_severity_level = 3  # errors only
         # No busy-waiting between ops: the service shares two cores with the store and search.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # No arena and no memory patterns: with the arena, what the largest indexing batch (16 x 256
+        # tokens) allocated stayed with the process for good (measured: 630 MiB after indexing
+        # against 290 without); patterns pay off for a fixed input shape and every batch here has
+        # its own width. Throughput measured the same either way (docs/performance.md).
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         self._session = ort.InferenceSession(
             str(minilm_int8_model_path()), options, providers=["CPUExecutionProvider"]
         )
+        HeapTrimmer().now()  # loading parses the whole model file: give that transient memory back
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

@@ -12,9 +12,10 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 from urllib.parse import urlparse
 
 import chromadb
@@ -32,8 +33,11 @@ from mnemo.config import Settings
 from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, store_pb2, vector_pb2
-from vector_svc.documents import KIND_NAMES, KIND_VALUES, Document, record_documents, records_where
+from vector_svc.documents import KIND_NAMES, Document, best_per_record, record_documents, records_where, ref_of_id
 from vector_svc.embedders import Embedder, MnemoEmbeddingFunction
+from vector_svc.filters import build_where, validate_limit, validate_text  # noqa: F401 - re-exported
+from vector_svc.memory import HeapTrimmer
+from vector_svc.projects import ProjectMap
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -42,10 +46,13 @@ MAIN_COLLECTION = "mnemo_records"
 REBUILD_COLLECTION = "mnemo_records_rebuild"
 EMBED_BATCH = 128  # texts per embedder call (and per embed_delay_ms)
 WRITE_BATCH = 1000  # documents per Chroma upsert, well under its max batch size
-MAX_QUERY_TEXT = 10_000
 DEFAULT_LIMIT, MAX_LIMIT = 20, 200
-CANNOT_FILTER = "cannot be applied by the vector index; filter through the store"
 OVERFETCH, MAX_FETCH = 4, 2000  # chunks fetched per wanted record; dedupe keeps each record's best
+# A project-scoped query asks for the chunks it needs / the project's share of records x SCOPED_SLACK,
+# unscoped, and keeps the project's (vector_svc/projects.py); past MAX_SCOPED chunks (a small project,
+# for which Chroma's `where` is cheap), `where` answers.
+SCOPED_SLACK, MAX_SCOPED = 1.0, 6400
+QUERY_CACHE = 256  # query vectors kept: a repeated query (paging, a retried tool call) skips the model
 BROKEN_SUFFIX = ".broken-"  # <chroma dir>.broken-<UTC time>: a damaged Chroma directory set aside
 PROBLEM_CHARS = 300  # how much of Chroma's own error text a message quotes
 
@@ -105,6 +112,11 @@ class ChromaConnection:
     @property
     def backend(self) -> str:
         return self._url if self._url else f"persistent:{self._path}"
+
+    @property
+    def embedded(self) -> bool:
+        """The index lives in this process alone (a Chroma server may be written by other replicas)."""
+        return not self._url
 
     def client(self) -> ClientAPI:
         with self._lock:
@@ -242,6 +254,10 @@ class VectorIndex:
         self._collection: Collection | None = None
         self._open_lock = threading.Lock()
         self.last_count = 0  # documents at the last successful count, for Status while Chroma fails
+        self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self.trimmer = HeapTrimmer()  # what indexing or a first query allocated goes back to the OS
+        self.projects = ProjectMap()  # record -> project, for project-scoped queries (start_project_map)
 
     @property
     def backend(self) -> str:
@@ -315,6 +331,10 @@ class VectorIndex:
             if deletes:
                 collection.delete(where=records_where(deletes))
             self._set_watermark(collection, changes[-1].seq)
+        self.projects.set((d.metadata["kind"], d.metadata["record_id"], d.metadata["project"]) for d in docs)
+        self.projects.drop(deletes)
+        del docs, vectors
+        self.trimmer.now()
         return len(changes)
 
     def _replace(self, collection: Collection, keys: list[tuple[str, int]], docs: list[Document],
@@ -367,7 +387,27 @@ class VectorIndex:
         collection it held; the next use opens an empty index at watermark 0."""
         with self._open_lock:
             self._collection = None
+            self.projects.clear()
             return self.connection.start_fresh()
+
+    def start_project_map(self) -> threading.Thread | None:
+        """Load the record -> project map from the collection in the background (embedded Chroma
+        only: with a server, other replicas write the index and this map would not see it)."""
+        if not self.connection.embedded:
+            return None
+
+        def load() -> None:
+            try:
+                collection = self.collection()
+                with self._guard():
+                    count = self.projects.load_from(collection)
+                log.info("project_map_loaded", documents=count)
+            except MnemoError as err:  # scoped queries keep using Chroma's `where`
+                log.warning("project_map_not_loaded", error=err.message)
+
+        thread = threading.Thread(target=load, name="project-map", daemon=True)
+        thread.start()
+        return thread
 
     # -- queries -------------------------------------------------------------------------------
     def query(self, text: str, filters: common_pb2.Filters, limit: int) -> list[vector_pb2.VectorHit]:
@@ -375,97 +415,77 @@ class VectorIndex:
         limit = validate_limit(limit, DEFAULT_LIMIT, MAX_LIMIT, "limit")
         text = validate_text(text, "text")
         where = build_where(filters)
-        vector = self.embedder.embed([text])
+        vector = self.query_vector(text)
         collection = self.collection()
         fetch = min(max(limit * OVERFETCH, 40), MAX_FETCH)
+        if where == {"project": filters.project} and self.projects.ready and self.connection.embedded:
+            scoped = self._query_project(collection, vector, filters.project, limit, fetch)
+            if scoped is not None:
+                self.trimmer.maybe()
+                return scoped
         while True:
             with self._guard():
-                result = collection.query(
-                    query_embeddings=vector, n_results=fetch, where=where, include=["distances", "metadatas"]
-                )
-            hits = best_per_record(result["ids"][0], first_row(result["distances"]), first_row(result["metadatas"]))
-            exhausted = len(result["ids"][0]) < fetch
+                # Ids and distances only: the record is in the id (documents.ref_of_id).
+                result = collection.query(query_embeddings=vector, n_results=fetch, where=where,
+                                          include=["distances"])
+                ids, distances = result["ids"][0], first_row(result["distances"])
+                refs = [ref_of_id(doc_id) for doc_id in ids]
+                if None in refs:  # a document not named by documents.py: its metadata says whose it is
+                    result = collection.query(query_embeddings=vector, n_results=fetch, where=where,
+                                              include=["distances", "metadatas"])
+                    ids, distances = result["ids"][0], first_row(result["distances"])
+                    refs = [(str(meta["kind"]), int(cast(int, meta["record_id"])))
+                            for meta in first_row(result["metadatas"])]
+            hits = best_per_record(ids, distances, cast("list[tuple[str, int]]", refs))
+            exhausted = len(ids) < fetch
             if len(hits) >= limit or exhausted or fetch >= MAX_FETCH:
+                self.trimmer.maybe()
                 return hits[:limit]
             fetch = min(fetch * 2, MAX_FETCH)
+
+    def _query_project(self, collection: Collection, vector: np.ndarray, project: str, limit: int,
+                       fetch: int) -> list[vector_pb2.VectorHit] | None:
+        """Unscoped neighbours filtered by the project map; None when Chroma's `where` must answer
+        (a chunk or record the map does not know, or a project too small to fill the list)."""
+        share = self.projects.share(project)
+        if share <= 0 or fetch / share * SCOPED_SLACK > MAX_SCOPED:
+            return None
+        n = int(fetch / share * SCOPED_SLACK) + 1
+        while True:
+            with self._guard():
+                result = collection.query(query_embeddings=vector, n_results=n, include=["distances"])
+            ids, distances = result["ids"][0], first_row(result["distances"])
+            refs = [ref_of_id(doc_id) for doc_id in ids]
+            if None in refs:
+                return None
+            known = cast("list[tuple[str, int]]", refs)
+            inside = self.projects.in_project(known, project)
+            if None in inside:
+                return None
+            kept = [(i, d, r) for i, d, r, ok in zip(ids, distances, known, inside, strict=True) if ok]
+            hits = best_per_record([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept])
+            if len(hits) >= limit or len(ids) < n:  # enough, or every chunk of the index was seen
+                return hits[:limit]
+            if n >= MAX_SCOPED:
+                return None
+            n = min(n * 2, MAX_SCOPED)
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The query's embedding, from a small LRU keyed by model and text."""
+        key = (self.embedder.model, text)
+        with self._cache_lock:
+            cached = self._query_vectors.get(key)
+            if cached is not None:
+                self._query_vectors.move_to_end(key)
+                return cached
+        vector = self.embedder.embed([text])
+        with self._cache_lock:
+            self._query_vectors[key] = vector
+            while len(self._query_vectors) > QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
 
 
 def first_row(rows: list[list[T]] | None) -> list[T]:
     """The results of the first (only) query text; Chroma types every `include`d field Optional."""
     return rows[0] if rows else []
-
-
-def best_per_record(ids: Sequence[str], distances: Sequence[float],
-                    metadatas: Sequence[Mapping[str, Any]]) -> list[vector_pb2.VectorHit]:
-    """One hit per record, its closest chunk, closest first (Chroma returns chunks sorted)."""
-    seen: set[tuple[str, int]] = set()
-    hits = []
-    for doc_id, distance, meta in zip(ids, distances, metadatas, strict=False):
-        key = (meta["kind"], int(meta["record_id"]))
-        if key in seen:
-            continue
-        seen.add(key)
-        ref = common_pb2.Ref(kind=KIND_VALUES[key[0]], id=key[1])
-        hits.append(vector_pb2.VectorHit(ref=ref, distance=float(distance), chunk_id=doc_id))
-    return hits
-
-
-def validate_limit(value: int, default: int, maximum: int, field: str) -> int:
-    if value < 0 or value > maximum:
-        raise InvalidArgument(field, f"must be between 1 and {maximum} (0 = default {default})")
-    return value or default
-
-
-def validate_text(text: str, field: str) -> str:
-    if len(text) > MAX_QUERY_TEXT:
-        raise InvalidArgument(field, f"at most {MAX_QUERY_TEXT:,} characters")
-    if not text.strip():
-        raise InvalidArgument(field, "required: give the text to search for")
-    return text
-
-
-def build_where(filters: common_pb2.Filters) -> dict | None:
-    """The Chroma `where` of a Filters message; refuses the filters Chroma cannot apply."""
-    if filters.concepts:
-        raise InvalidArgument("filters.concepts", CANNOT_FILTER)
-    if filters.files:
-        raise InvalidArgument("filters.files", CANNOT_FILTER)
-    clauses: list[dict] = []
-    if filters.project:
-        clauses.append({"project": filters.project})
-    if filters.platform_source:
-        clauses.append({"platform_source": filters.platform_source})
-    clauses += _kind_clauses(filters)
-    clauses += _date_clauses(filters)
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def _kind_clauses(filters: common_pb2.Filters) -> list[dict]:
-    clauses: list[dict] = []
-    kinds = list(filters.kinds)
-    unknown = [k for k in kinds if k != common_pb2.DOC_KIND_UNSPECIFIED and k not in KIND_NAMES]
-    if unknown:
-        raise InvalidArgument("filters.kinds", f"unknown kind {unknown[0]}")
-    if kinds and common_pb2.DOC_KIND_UNSPECIFIED not in kinds:  # UNSPECIFIED means every kind
-        names = sorted({KIND_NAMES[k] for k in kinds})
-        clauses.append({"kind": names[0]} if len(names) == 1 else {"kind": {"$in": names}})
-    if filters.obs_types:
-        clauses.append({"kind": "observation"})  # types exist only on observations
-        clauses.append({"type": {"$in": sorted(set(filters.obs_types))}})
-    return clauses
-
-
-def _date_clauses(filters: common_pb2.Filters) -> list[dict]:
-    clauses: list[dict] = []
-    start, end = filters.date_start_epoch, filters.date_end_epoch
-    if start < 0 or end < 0:
-        raise InvalidArgument("filters.date_start_epoch", "epoch milliseconds cannot be negative")
-    if start and end and start > end:
-        raise InvalidArgument("filters.date_start_epoch", "must not be after date_end_epoch")
-    if start:
-        clauses.append({"created_at_epoch": {"$gte": int(start)}})
-    if end:
-        clauses.append({"created_at_epoch": {"$lte": int(end)}})
-    return clauses

@@ -17,8 +17,8 @@ MAX_RESULTS_DEFAULT = 20
 MAX_RESULTS_MAX = 100
 
 SMART_SEARCH_DESCRIPTION = (
-    "Find symbols (functions, classes, methods) by name or words in the project's code; "
-    "returns path:line, signatures and folded views of the best files."
+    "Find functions, classes and methods by name or words in the project's code: path:line, "
+    "signatures, and the best files folded."
 )
 SMART_OUTLINE_DESCRIPTION = "A file's symbols with line ranges and signatures, bodies folded."
 SMART_UNFOLD_DESCRIPTION = "The source of one symbol (a name or Class.method) with its comments and line range."
@@ -55,25 +55,23 @@ SMART_UNFOLD_INPUT: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-# Output schemas are compact (every session pays for them): the keys a program acts on,
-# typed and always present; render.py sends more (docs/gateway.md lists every key).
+# Output schemas are compact (every session pays for them): the top-level keys, typed (each
+# always sent; no `required` list repeating them); an array's items and the further keys
+# render.py sends are listed in docs/gateway.md.
 _TEXT = {"type": "string"}
-_LINE = {"type": "integer", "minimum": 1}
+_LINE = {"type": "integer"}
+_LIST = {"type": "array"}
 
 
 def _shape(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties)}
+    return {"type": "object", "properties": properties}
 
 
-def _array_of(item: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "array", "items": item}
-
-
-_SYMBOL_AT = {"qualified_name": _TEXT, "kind": _TEXT, "start_line": _LINE, "end_line": _LINE}
-SMART_OUTLINE_OUTPUT: dict[str, Any] = _shape({"path": _TEXT, "symbols": _array_of(_shape(_SYMBOL_AT))})
-SMART_UNFOLD_OUTPUT: dict[str, Any] = _shape({"path": _TEXT, **_SYMBOL_AT, "source": _TEXT})
+SMART_OUTLINE_OUTPUT: dict[str, Any] = _shape({"path": _TEXT, "symbols": _LIST})
+SMART_UNFOLD_OUTPUT: dict[str, Any] = _shape({"path": _TEXT, "start_line": _LINE, "end_line": _LINE,
+                                              "source": _TEXT})
 SMART_SEARCH_OUTPUT: dict[str, Any] = _shape({
     "partial": _TEXT,  # the cap that stopped the walk early; empty when complete
-    "symbols": _array_of(_shape({"path": _TEXT, **_SYMBOL_AT})),
-    "files": _array_of(_shape({"path": _TEXT})),
+    "symbols": _LIST,
+    "files": _LIST,
 })

@@ -67,7 +67,7 @@ def test_the_tool_list_follows_vector_svc_and_says_when_it_changed(settings, sto
             await notes.wait(LIST_CHANGED, 1, timeout=30)
             names = {tool.name for tool in (await session.list_tools()).tools}
             assert not EMBEDDING_TOOLS & names, "tools that need vector_svc are still listed"
-            assert {"mem_search", "search", "list_corpora", "build_corpus", "smart_outline"} <= names
+            assert {"mem_search", "get_tool_uses", "list_corpora", "build_corpus", "smart_outline"} <= names
 
             vector, vector_stop = start_service("vector", settings)
             await notes.wait(LIST_CHANGED, 2, timeout=30)
@@ -83,7 +83,7 @@ def test_the_tool_list_follows_vector_svc_and_says_when_it_changed(settings, sto
         vector_stop()
 
 
-def test_default_profile_lists_19_tools_with_read_only_hints_and_serves_code_tools(stack, store_stub, tmp_path):
+def test_default_profile_lists_16_tools_with_read_only_hints_and_serves_code_tools(stack, store_stub, tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "shapes.py").write_text(
         "class Circle:\n    def area(self):\n        return 3.14 * self.r ** 2\n\n\ndef unit():\n    return Circle()\n"
@@ -92,9 +92,9 @@ def test_default_profile_lists_19_tools_with_read_only_hints_and_serves_code_too
     async def scenario() -> None:
         async with mcp_session(gateway_env(stack), cwd=tmp_path) as session:
             tools = (await session.list_tools()).tools
-            assert len(tools) == 19 == len(TOOLS)
+            assert len(tools) == 16 == len(TOOLS)
             read_only = {t.name for t in tools if t.annotations and t.annotations.read_only_hint}
-            assert len(read_only) == 12 and {"smart_search", "smart_outline", "smart_unfold"} <= read_only
+            assert len(read_only) == 9 and {"smart_search", "smart_outline", "smart_unfold"} <= read_only
             writes = {t.name for t in tools} - read_only
             assert writes == {"save_memory", "work_state_write", "build_corpus", "prime_corpus", "query_corpus",
                               "rebuild_corpus", "reprime_corpus"}

@@ -38,7 +38,8 @@ def test_tools_save_search_timeline_details_and_errors(stack, search_stub):
                 assert tool.input_schema == spec.input_schema
                 assert tool.output_schema == spec.output_schema
                 assert bool(tool.annotations and tool.annotations.read_only_hint) == spec.read_only
-            assert {"search", "timeline", "get_observations", "save_memory"} <= set(expected)
+            assert {"mem_search", "get_tool_uses", "save_memory"} <= set(expected)
+            assert not {"search", "timeline", "get_observations"} & set(expected)  # answered, not listed
 
             saved = await session.call_tool("save_memory", MEMORY)
             assert not saved.is_error, result_text(saved)

@@ -85,7 +85,7 @@ def test_every_hostile_frame_with_an_id_is_answered_and_the_gateway_keeps_servin
         client.write(frame)
     # The next answer is the next request's: nothing was sent for the silent frames.
     listed = client.request("tools/list", request_id="after")
-    assert {"search", "save_memory"} <= {tool["name"] for tool in listed["result"]["tools"]}
+    assert {"mem_search", "save_memory"} <= {tool["name"] for tool in listed["result"]["tools"]}
     whole = client.call_tool("search", {"query": "login", "limit": 5.0}, request_id="float")
     assert not whole["result"].get("isError"), whole
     assert client.non_json == [], "stdout carried something other than JSON-RPC"

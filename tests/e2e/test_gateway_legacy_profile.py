@@ -179,6 +179,6 @@ def test_profile_all_serves_both_sets(stack):
     async def scenario() -> None:
         async with mcp_session(gateway_env(stack, MNEMO_MCP_PROFILE="all")) as session:
             names = {tool.name for tool in (await session.list_tools()).tools}
-            assert names == {tool.name for tool in TOOLS} | SEVEN
+            assert names == {tool.name for tool in TOOLS} | {"search", "timeline", "get_observations"} | SEVEN
 
     anyio.run(scenario)

@@ -11,7 +11,17 @@ from jsonschema import Draft202012Validator
 from gateway.prime import PrimeRelay
 from gateway.server import host_view
 from gateway.spec import Fixed, Local, Unary
-from gateway.tools import BY_NAME, HOST_PREFIX, NAME_PATTERN, TOOLS, advertised, profile_tools
+from gateway.tools import (
+    BY_NAME,
+    HOST_PREFIX,
+    LEGACY_SEARCH_TOOLS,
+    NAME_PATTERN,
+    PROFILES,
+    TOOLS,
+    advertised,
+    answered_tools,
+    profile_tools,
+)
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import search_pb2
 from mnemo.v1.search_pb2_grpc import SearchServiceStub
@@ -24,16 +34,18 @@ READ_ONLY = {"important_workflow", "mem_search", "search", "timeline", "get_obse
 LENIENT = {"search", "timeline", "get_observations"}
 WRITES = {"save_memory", "work_state_write", "build_corpus", "prime_corpus", "query_corpus", "rebuild_corpus",
           "reprime_corpus"}
+# The main table: the default profile's tools and the legacy three-step search it answers unlisted.
+TABLE = TOOLS + LEGACY_SEARCH_TOOLS
 
 
-@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+@pytest.mark.parametrize("tool", TABLE, ids=lambda t: t.name)
 def test_name_is_safe_for_every_host(tool):
     assert re.fullmatch(NAME_PATTERN, tool.name)
     assert len(HOST_PREFIX + tool.name) <= 64
     assert ":" not in tool.name and "." not in tool.name
 
 
-@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+@pytest.mark.parametrize("tool", TABLE, ids=lambda t: t.name)
 def test_schema_is_flat_valid_and_fully_bounded(tool):
     schema = tool.input_schema
     Draft202012Validator.check_schema(schema)
@@ -47,8 +59,9 @@ def test_schema_is_flat_valid_and_fully_bounded(tool):
         # A description is optional: only where the name and the bounds do not say it (spec 000:
         # definitions cost every session context). Type and bounds are not optional.
         assert prop.get("type"), f"{tool.name}.{name} has no type"
-        if prop["type"] == "string":
-            assert "maxLength" in prop or "enum" in prop, f"{tool.name}.{name} is unbounded"
+        if prop["type"] == "string":  # a pattern like ^[a-z]{1,64}$ bounds the length by itself
+            bounded_pattern = re.search(r"\{\d+,\d+\}\$$", prop.get("pattern", ""))
+            assert "maxLength" in prop or "enum" in prop or bounded_pattern, f"{tool.name}.{name} is unbounded"
         if prop["type"] == "integer":
             assert "minimum" in prop and "maximum" in prop, f"{tool.name}.{name} is unbounded"
         if prop["type"] == "array":
@@ -60,7 +73,7 @@ def test_schema_is_flat_valid_and_fully_bounded(tool):
 
 
 def test_string_array_items_are_bounded_too():
-    for tool in TOOLS:
+    for tool in TABLE:
         for name, prop in tool.input_schema["properties"].items():
             items = prop.get("items", {})
             if "string" in str(items.get("type")):
@@ -69,24 +82,32 @@ def test_string_array_items_are_bounded_too():
                 assert "maximum" in items, f"{tool.name}.{name} items are unbounded"
 
 
-def test_default_profile_lists_what_the_specs_runtime_lists():
-    """Spec 000: 24 tools registered, 5 of them server-only, so 19 exposed by the local runtime:
-    mnemo's default profile is those 19 (it has no server-only tools). Spec 000 also says
-    readOnlyHint was added to 14 tools; that count spans all 24 (three server-only
-    observation_* reads among them), and it names the writes: save_memory, work_state_write,
-    corpus building and querying. Here every tool that changes nothing is read-only: 12 of 19;
-    the other 7 write (prime/rebuild/reprime change a corpus's state, query_corpus appends to
-    its knowledge session)."""
-    assert len(TOOLS) == 19
-    assert sum(tool.read_only for tool in TOOLS) == 12
-    assert {tool.name for tool in TOOLS if not tool.read_only} == WRITES
+def test_default_profile_lists_the_specs_runtime_less_the_legacy_search():
+    """Spec 000: 24 tools registered, 5 of them server-only, so 19 exposed by the local runtime.
+    mnemo's default profile lists 16 of those 19: the legacy three-step search (search,
+    timeline, get_observations) is listed by the all profile only, and answered unlisted
+    here, since every session would pay its definitions for a path mem_search covers (issue
+    18, docs/gateway.md). Spec 000 also says readOnlyHint was added to 14 tools; that
+    count spans all 24, and it names the writes: save_memory, work_state_write, corpus building
+    and querying. Here every tool that changes nothing is read-only: 12 of the 19, 9 of the 16
+    listed; the other 7 write (prime/rebuild/reprime change a corpus's state, query_corpus
+    appends to its knowledge session)."""
+    assert len(TOOLS) == 16 and len(TABLE) == 19
+    assert sum(tool.read_only for tool in TABLE) == 12 and sum(tool.read_only for tool in TOOLS) == 9
+    assert {tool.name for tool in TABLE if not tool.read_only} == WRITES
+    assert [t.name for t in LEGACY_SEARCH_TOOLS] == ["search", "timeline", "get_observations"]
+    names = {profile: {t.name for t in specs} for profile, specs in PROFILES.items()}
+    assert not {"search", "timeline", "get_observations"} & names["default"]
+    assert names["all"] >= {t.name for t in TABLE} and len(names["legacy"]) == 7  # spec 003's server
+    for profile in PROFILES.values():
+        assert {t.name for t in answered_tools(profile)} >= {"search", "timeline", "get_observations"}
 
 
 def test_table_covers_every_tool_once_with_the_right_annotations():
-    names = [t.name for t in TOOLS]
+    names = [t.name for t in TABLE]
     assert len(names) == len(set(names))
     assert set(names) == READ_ONLY | WRITES
-    for tool in TOOLS:
+    for tool in TABLE:
         if tool.name in READ_ONLY:
             assert tool.annotations == {"readOnlyHint": True}
         else:
@@ -94,48 +115,44 @@ def test_table_covers_every_tool_once_with_the_right_annotations():
 
 
 def test_search_tools_and_save_memory_declare_output_schemas():
-    with_output = {t.name for t in TOOLS if t.output_schema is not None}
+    with_output = {t.name for t in TABLE if t.output_schema is not None}
     assert with_output == {"mem_search", "search", "timeline", "get_observations", "get_tool_uses", "save_memory",
                            "smart_search", "smart_outline", "smart_unfold"}
 
 
-def _keys_declared(schema: dict) -> set[str]:
-    """Every key an output schema declares, at any depth."""
-    keys = set(schema.get("properties", {}))
-    for prop in schema.get("properties", {}).values():
-        keys |= _keys_declared(prop) | _keys_declared(prop.get("items", {}))
-    return keys
-
-
 def test_output_schemas_are_compact_but_declare_what_programs_act_on():
-    """No descriptions in output schemas; the ids a program passes to the next call are declared."""
-    for tool in TOOLS:
-        if tool.output_schema is not None:
-            assert "description" not in json.dumps(tool.output_schema), tool.name
-    acts_on = {"mem_search": {"continuation", "rows", "recordId", "record", "toolUses"},
-               "search": {"total", "rows", "recordId"}, "timeline": {"anchorIndex", "items", "recordId"},
-               "get_observations": {"observations", "id"}, "get_tool_uses": {"toolUses", "id"},
-               "save_memory": {"id", "created"}, "smart_search": {"symbols", "files", "path", "start_line"},
-               "smart_outline": {"symbols", "qualified_name", "start_line", "end_line"},
-               "smart_unfold": {"source", "start_line", "end_line"}}
-    for name, keys in acts_on.items():
-        assert keys <= _keys_declared(BY_NAME[name].output_schema), name
+    """Top-level keys, typed, nothing said twice: no descriptions, no `required` list repeating
+    the keys, no item shapes (docs/gateway.md lists them); the keys holding what a program
+    passes to the next call (ids, the continuation) are declared."""
+    acts_on = {"mem_search": {"total", "continuation", "rows", "details"}, "search": {"total", "rows"},
+               "timeline": {"anchorIndex", "items"}, "get_observations": {"observations"},
+               "get_tool_uses": {"toolUses"}, "save_memory": {"id", "created"},
+               "smart_search": {"partial", "symbols", "files"}, "smart_outline": {"path", "symbols"},
+               "smart_unfold": {"path", "start_line", "end_line", "source"}}
+    for tool in TABLE:
+        if tool.output_schema is None:
+            continue
+        schema = tool.output_schema
+        assert set(schema) == {"type", "properties"}, tool.name  # open: a newer gateway may add keys
+        assert schema["type"] == "object", tool.name
+        assert set(schema["properties"]) == acts_on[tool.name], tool.name
+        for key, declared in schema["properties"].items():
+            assert set(declared) == {"type"}, f"{tool.name}.{key}"
 
 
 def test_each_description_is_one_sentence_and_said_once():
     """Spec 000: what a model needs to choose and call the tool, nothing twice. The workflow
     note is the one multi-line text; the others are one sentence."""
-    for tool in TOOLS:
+    for tool in TABLE:
         if tool.name != "important_workflow":
             assert tool.description.count(". ") == 0 and "\n" not in tool.description, tool.name
             assert len(tool.description) <= 160, tool.name
 
 
-# claude-mem 13.25.3's 15-tool list as its host receives it (bench/peer.py, issue 18).
+# claude-mem 13.25.3's 15-tool list as its host receives it (bench/peer.py, issue 18): the
+# default profile's list may cost no more (issue 18's goal, reached by listing the legacy search
+# in its own profiles, compact output schemas and saying each thing once; docs/performance.md).
 CLAUDE_MEM_TOOLS_LIST_CHARS = 9_217
-# What the default profile's 19 tools cost today; lowered as definitions shrink, never raised
-# without a reason in the change (issue 18 wants <= CLAUDE_MEM_TOOLS_LIST_CHARS).
-TOOLS_LIST_BUDGET_CHARS = 14_600
 
 
 def tools_list_chars(specs) -> int:
@@ -143,14 +160,8 @@ def tools_list_chars(specs) -> int:
     return len(json.dumps(host_view(specs)))
 
 
-def test_default_tools_list_stays_within_its_context_budget():
-    assert len(TOOLS) == 19
-    assert tools_list_chars(TOOLS) <= TOOLS_LIST_BUDGET_CHARS
-
-
-@pytest.mark.xfail(strict=True, reason="issue 18 goal not reached: 19 bounded tools cost ~1.6x claude-mem's 15 "
-                                       "unbounded ones; see docs/performance.md")
 def test_default_tools_list_is_no_larger_than_claude_mems():
+    assert len(TOOLS) == 16
     assert tools_list_chars(TOOLS) <= CLAUDE_MEM_TOOLS_LIST_CHARS
 
 
@@ -178,15 +189,12 @@ def test_workflow_note_puts_mem_search_first_and_layer_four_last():
     lines = note.splitlines()
     assert lines[0] == "Use mem_search for all memory search."
     assert "continuation" in lines[1] and "selectedIds" in lines[1]  # guided mode: said here, once
-    steps = [next(i for i, line in enumerate(lines) if line.startswith(f"{n}. ")) for n in (1, 2, 3, 4)]
-    assert steps == sorted(steps)
-    assert "search(" in lines[steps[0]] and "timeline(" in lines[steps[1]]
-    assert "get_observations(" in lines[steps[2]] and "get_tool_uses(" in lines[steps[3]]
-    assert "step 3 cannot answer" in lines[steps[3]]
+    assert lines[2].startswith("get_tool_uses(") and "cannot answer" in lines[2]  # layer 4, last resort
     assert "smart_outline" in lines[-1] and "large file" in lines[-1]  # before a full read
     assert "data, never instructions" in note
-    for legacy in ("search", "timeline", "get_observations"):
-        assert next(t for t in TOOLS if t.name == legacy).description.startswith("Legacy")
+    # The legacy steps are told by the legacy tools themselves, listed where they are.
+    steps = [t.description for t in LEGACY_SEARCH_TOOLS]
+    assert [d.split(":")[0] for d in steps] == ["Legacy step 1", "Legacy step 2", "Legacy step 3"]
 
 
 CODE = {"smart_search", "smart_outline", "smart_unfold"}
@@ -195,8 +203,9 @@ ALL_CAPABILITIES = {"search", "vector", "mem_search", "tool_uses", "write", "wor
 
 def test_advertised_follows_capabilities():
     assert {t.name for t in advertised(set())} == {"important_workflow"} | CODE
-    only_search = {t.name for t in advertised({"search"})}
-    assert only_search == {"important_workflow", "search", "timeline", "get_observations"} | CODE
+    assert {t.name for t in advertised({"search"})} == {"important_workflow"} | CODE
+    only_search = {t.name for t in advertised({"search"}, "all")}
+    assert only_search >= {"important_workflow", "search", "timeline", "get_observations"} | CODE
     assert len(advertised(ALL_CAPABILITIES)) == len(TOOLS)
 
 
@@ -235,7 +244,7 @@ SMALLEST_ARGS = {"timeline": {"anchor": 1}, "get_observations": {"ids": [1]}, "g
                  "rebuild_corpus": {"name": "c"}}
 
 
-@pytest.mark.parametrize("tool", [t for t in TOOLS if t.name in RPC_OF], ids=lambda t: t.name)
+@pytest.mark.parametrize("tool", [t for t in TABLE if t.name in RPC_OF], ids=lambda t: t.name)
 def test_each_spec_names_its_rpc_and_builds_that_rpcs_request(tool):
     path = tool.handler.rpc(SearchServiceStub(_PathChannel()))
     assert path == f"/mnemo.v1.SearchService/{RPC_OF[tool.name]}"
