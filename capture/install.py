@@ -46,7 +46,7 @@ from capture.install_common import (
     mcp_server_for,
     remove_mcp_server,
 )
-from mnemo.errors import FailedPrecondition
+from mnemo.errors import FailedPrecondition, MnemoError
 
 __all__ = ["ASYNC_EVENTS", "DETACHED_EVENTS", "HOOK_EVENTS", "MCP_NAME", "add_hooks", "add_mcp_server",
            "hook_command", "is_mnemo_hook", "is_mnemo_server", "remove_hooks", "run_install", "run_uninstall"]
@@ -72,6 +72,12 @@ def run_install(settings: Any, args: Any) -> int:
         from capture.install_hosts import install_host
 
         return install_host(host, settings, args)
+    if getattr(settings, "server_url", ""):
+        try:
+            settings = server_runtime_install(settings)
+        except MnemoError as err:
+            print(f"mnemo install: {err}", file=sys.stderr)
+            return 2
     name, profile_env = mcp_server_for(settings)
     paths = _paths(args)
     base = launcher(settings)
@@ -88,6 +94,20 @@ def run_install(settings: Any, args: Any) -> int:
     _report(f"MCP server {name!r}", paths["mcp"], mcp_changed, "registered", "already registered")
     print(f"mnemo runs as: {' '.join(shlex.quote(p) for p in base)}")
     return 0
+
+
+def server_runtime_install(settings: Any) -> Any:
+    """`--server URL --token-file F`: both checked now (a token file others can read is
+    refused, like ssh refuses such a key), the file's absolute path carried into the hooks
+    and the MCP entry (never the token itself)."""
+    import dataclasses
+
+    from mnemo.remote import check_server_url, read_token
+
+    check_server_url(settings.server_url)
+    token_file = str(Path(settings.token_file).expanduser().resolve()) if settings.token_file else ""
+    read_token(token_file)
+    return dataclasses.replace(settings, token_file=token_file)
 
 
 def _with_one_server(data: dict[str, Any], base: list[str], name: str, env: dict[str, str]) -> dict[str, Any]:

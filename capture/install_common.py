@@ -26,7 +26,8 @@ MCP_NAMES = (MCP_NAME, LEGACY_MCP_NAME)
 DEFAULT_PROFILE = MCP_PROFILE_DEFAULT
 # Settings worth carrying into the host's environment: where the stack lives. Secrets
 # (tokens, API keys) are never written into a host's config file.
-CARRIED_SETTINGS = ("store_addr", "vector_addr", "search_addr")
+# The server runtime's two settings ride along too: the token file's path, never the token.
+CARRIED_SETTINGS = ("store_addr", "vector_addr", "search_addr", "server_url", "token_file")
 
 
 def add_mcp_server(data: dict[str, Any], base: list[str], name: str = MCP_NAME,

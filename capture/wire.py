@@ -184,13 +184,13 @@ SESSION = Schema("mnemo.v1.Session", {
     "project": (4, "string"), "platform_source": (5, "string"), "user_prompt": (6, "string"),
     "status": (7, "string"), "started_at": (8, "string"), "started_at_epoch": (9, "int64"),
     "completed_at": (10, "string"), "completed_at_epoch": (11, "int64"), "prompt_counter": (12, "int32"),
-    "custom_title": (13, "string"), "external_id": (14, "string"),
+    "custom_title": (13, "string"), "external_id": (14, "string"), "writer": (15, "string"),
 })
 USER_PROMPT = Schema("mnemo.v1.UserPrompt", {
     "id": (1, "int64"), "content_session_id": (2, "string"), "prompt_number": (3, "int32"),
     "prompt_text": (4, "string"), "created_at": (5, "string"), "created_at_epoch": (6, "int64"),
     "project": (7, "string"), "memory_session_id": (8, "string"), "platform_source": (9, "string"),
-    "external_id": (10, "string"),
+    "external_id": (10, "string"), "writer": (11, "string"),
 })
 UPSERT_SESSION = WireRpc("store", "/mnemo.v1.StoreService/UpsertSession", Schema("mnemo.v1.UpsertSessionRequest", {
     "content_session_id": (1, "string"), "project": (2, "string"), "platform_source": (3, "string"),

@@ -78,6 +78,9 @@ class SearchClient:
 
     def refused_remotely(self) -> Unavailable:
         """The error of a refused call to a search_svc this gateway does not start."""
+        if self.settings.server_url:
+            return Unavailable(f"the mnemo server at server_url={self.settings.server_url} refused the connection "
+                               "(it is down or unreachable); try again later, or ask its administrator")
         return Unavailable(
             f"search_svc refused the connection at search_addr={self.settings.address('search')} "
             "(nothing listens there). mnemo starts only the local stack; start search_svc at that "

@@ -6,6 +6,10 @@ cannot corrupt the stream); logs go to $MNEMO_HOME/logs/gateway.log
 or the configured log file. The gateway exits when stdin closes or errors, on
 SIGTERM/SIGINT, and when its parent is gone (checked every parent_check_interval_s). The
 stack it may have started is detached on purpose: it keeps serving other gateways.
+
+Cold start: the handshake is answered first by gateway/fast.py (standard library, one gRPC
+call) from answers the SDK recorded earlier; the SDK is imported after it, and continues from
+the same streams. A gateway that had no usable record serves from the SDK and records one.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mnemo.config import Settings, ensure_private_dirs
 
 if TYPE_CHECKING:  # imported late at run time: the cold start stays lean
+    from gateway.fast import Handover
     from gateway.server import Gateway
 
 
@@ -56,32 +62,56 @@ def _skip_sdk_package_inits() -> None:
 def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
     parent = os.getppid()  # as early as possible: the parent may die while we import
     _skip_pretty_printing()
+    from gateway.fast import serve_fast
+
+    handover = serve_fast(settings)  # None: no usable record, the SDK answers from the first frame
+    if handover is not None:
+        _configure_logging(settings)
+        _log().info("fast_start", answered=handover.answered, listed=len(handover.listed or []),
+                    ms=round((time.monotonic() - handover.started) * 1000, 1),
+                    ended="eof" if handover.eof else "handover")
+        if handover.eof:  # the client left during the handshake: nothing for the SDK to serve
+            _log().info("gateway_exit", reason="stdin closed")
+            sys.stderr.flush()
+            os._exit(0)
     _skip_sdk_package_inits()
     from gateway.tools import profile_tools
     from mnemo.errors import InvalidArgument
-    from mnemo.logs import configure_logging
+    from mnemo.remote import server_settings
 
     try:
         profile_tools(settings.mcp_profile)
+        # The server runtime: every call goes to server_url with the token file's token; its
+        # address makes the stack non-local, so nothing here ever starts one.
+        settings = server_settings(settings)
     except InvalidArgument as err:
         print(f"mnemo mcp: {err}", file=sys.stderr)
         return 2
 
-    ensure_private_dirs(settings)
-    configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway",
-                      max_bytes=settings.log_max_bytes, backups=settings.log_backups)
-    asyncio.run(_serve_then_exit(settings, parent))
+    if handover is None:
+        _configure_logging(settings)
+    asyncio.run(_serve_then_exit(settings, parent, handover))
     return 0
 
 
-async def _serve_then_exit(settings: Settings, parent: int) -> None:
-    reason = await serve(settings, parent)
+async def _serve_then_exit(settings: Settings, parent: int, handover: Handover | None = None) -> None:
+    reason = await serve(settings, parent, handover)
     _log().info("gateway_exit", reason=reason)
+    if handover is None:
+        await _record_handshake(settings, timeout=RECORD_AT_EXIT_TIMEOUT_S)
     sys.stderr.flush()
     # Exit now: a worker thread may still block on the old stdin, and a background stack
     # start may still be waiting for health; neither must keep this process alive (the
     # stack itself is detached and keeps running).
     os._exit(0)
+
+
+def _configure_logging(settings: Settings) -> None:
+    from mnemo.logs import configure_logging
+
+    ensure_private_dirs(settings)
+    configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway",
+                      max_bytes=settings.log_max_bytes, backups=settings.log_backups)
 
 
 def _log():
@@ -90,12 +120,14 @@ def _log():
     return get_logger("gateway")
 
 
-async def serve(settings: Settings, parent: int | None = None) -> str:
-    """Serve one stdio connection; returns why it ended."""
+async def serve(settings: Settings, parent: int | None = None, handover: Handover | None = None) -> str:
+    """Serve one stdio connection (continuing from a fast start's `handover`); returns why it ended."""
     from gateway.server import NOTIFICATIONS, Gateway, build_server
     from gateway.stdio import guarded_stdio_server
 
     gateway = Gateway(settings)
+    if handover is not None:
+        gateway.adopt(handover.listed, handover.capabilities, handover.capabilities_at)
     server = build_server(gateway)
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[str] = loop.create_future()
@@ -107,12 +139,14 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, finish, signal.Signals(signum).name)
     startup = asyncio.ensure_future(_start_stack(settings, gateway))
+    recording = asyncio.ensure_future(_record_handshake(settings, delay=STARTUP_CHECK_DELAY_S)) if handover is None \
+        else None
     watcher = asyncio.ensure_future(_watch_parent(parent or os.getppid(), settings.parent_check_interval_s, finish))
     capabilities = asyncio.ensure_future(gateway.watch_capabilities(settings.capabilities_check_s))
 
     async def serve_stdio() -> None:
         try:
-            async with guarded_stdio_server() as (read_stream, write_stream):
+            async with guarded_stdio_server(handover) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options(NOTIFICATIONS))
         except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
             _log().warning("stdio_failed", error=repr(exc))
@@ -129,6 +163,8 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
     watcher.cancel()
     capabilities.cancel()
     startup.cancel()
+    if recording is not None:
+        recording.cancel()
     await asyncio.wait([serving], timeout=1.0)
     await gateway.client.close()
     return reason
@@ -137,6 +173,24 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
 # The start-up check waits this long so the handshake and the first tools/list get the CPU
 # first (a refused call starts the stack on its own anyway).
 STARTUP_CHECK_DELAY_S = 1.0
+# Recording the handshake for the next fast start takes a fraction of a second; at exit it
+# may not hold the process longer than this.
+RECORD_AT_EXIT_TIMEOUT_S = 5.0
+
+
+async def _record_handshake(settings: Settings, *, delay: float = 0.0, timeout: float | None = None) -> None:
+    """Served without a record: leave one for the next start (once the handshake had the CPU)."""
+    from gateway.fast import applies
+
+    if not applies(settings):
+        return
+    await asyncio.sleep(delay)
+    from gateway.handshake import refresh
+
+    try:
+        await asyncio.wait_for(refresh(settings), timeout)
+    except TimeoutError:
+        _log().warning("handshake_record_slow", timeout_s=timeout)
 
 
 async def _start_stack(settings: Settings, gateway: Gateway) -> None:

@@ -20,9 +20,10 @@ from mcp.shared.exceptions import MCPError
 
 from gateway.client import SearchClient
 from gateway.errors import error_message, error_result, unexpected_result
+from gateway.observation_tools import refused_locally, runtime_tools
 from gateway.redact import preview
 from gateway.spec import ToolCall
-from gateway.tools import ToolSpec, advertised, profile_tools
+from gateway.tools import ToolSpec, answered_tools, profile_tools
 from gateway.validation import validate_arguments
 from mnemo import __version__ as VERSION
 from mnemo.config import Settings
@@ -45,8 +46,9 @@ class Gateway:
 
     def __init__(self, settings: Settings, client: SearchClient | None = None):
         self.settings = settings
-        self.profile = profile_tools(settings.mcp_profile)  # an unknown profile stops the start here
-        self.by_name = {spec.name: spec for spec in self.profile}
+        # An unknown profile stops the start here; the server runtime adds its own tools.
+        self.profile = runtime_tools(settings, profile_tools(settings.mcp_profile))
+        self.by_name = {spec.name: spec for spec in answered_tools(self.profile)}
         self.project_root = Path(settings.project_root).expanduser().resolve() if settings.project_root \
             else Path.cwd()
         self.client = client or SearchClient(settings, on_restart=self.invalidate_capabilities)
@@ -57,6 +59,14 @@ class Gateway:
 
     def invalidate_capabilities(self) -> None:
         self._caps = None
+
+    def adopt(self, listed: list[str] | None, capabilities: frozenset[str] | None, at: float) -> None:
+        """Continue from a fast start (gateway/fast.py): the names the client received, and the
+        capabilities they were chosen by, so the list-changed check compares against them."""
+        if listed is not None:
+            self._listed = listed
+        if capabilities is not None:
+            self._caps, self._caps_at = capabilities, at
 
     async def capabilities(self, *, start_stack: bool = True) -> frozenset[str]:
         if self._caps is not None and time.monotonic() - self._caps_at < CAPABILITIES_TTL_S:
@@ -75,7 +85,8 @@ class Gateway:
         return self._caps
 
     async def advertised(self, *, start_stack: bool = True) -> list[ToolSpec]:
-        return advertised(await self.capabilities(start_stack=start_stack), self.settings.mcp_profile)
+        capabilities = await self.capabilities(start_stack=start_stack)
+        return [spec for spec in self.profile if spec.served_by(capabilities)]
 
     # -- the list follows the stack ------------------------------------------------------
     async def watch_capabilities(self, interval: float = CAPABILITIES_WATCH_S) -> None:
@@ -104,6 +115,11 @@ class Gateway:
         return True
 
     # -- MCP handlers ------------------------------------------------------------------
+    async def initialized(self, ctx: Any, params: Any) -> None:
+        """The session, as soon as the client completed the handshake: after a fast start the
+        client may call nothing for a while, and list_changed must still reach it."""
+        self._session = ctx.session
+
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._session = ctx.session
         tools = await self.advertised()
@@ -113,6 +129,8 @@ class Gateway:
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         self._session = ctx.session
         spec = self.by_name.get(params.name)
+        if spec is None and (refused := refused_locally(params.name, self.settings)) is not None:
+            return error_result(refused)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS,
                            f"Unknown tool: {preview(params.name)}. Call tools/list for the tools.")
@@ -178,13 +196,15 @@ def host_view(specs: list[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def build_server(gateway: Gateway) -> Server:
-    return Server(
+    server = Server(
         "mnemo",
         version=VERSION,
         instructions="Persistent memory of earlier coding sessions. Use mem_search for all memory search.",
         on_list_tools=gateway.list_tools,
         on_call_tool=gateway.call_tool,
     )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, gateway.initialized)
+    return server
 
 
 # The tools capability declares listChanged: the list follows the running stack.

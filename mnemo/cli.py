@@ -41,6 +41,7 @@ COMMANDS = {
     "mark-wrong": "viewer.terminal:run_mark_wrong",
     "stats": "viewer.terminal:run_stats",
     "doctor": "viewer.terminal:run_doctor",
+    "server": "mnemo.server_tokens:run",
 }
 
 # Terminal commands over the memory; their flags are declared beside them ("module:function",
@@ -66,7 +67,12 @@ _SETTING_FLAGS = {
     "--log-level": "log_level",
     "--log-file": "log_file",
     "--db-path": "db_path",
+    "--backend": "store_backend",
+    "--dsn": "store_dsn",
     "--profile": "mcp_profile",
+    "--server": "server_url",
+    "--token-file": "token_file",
+    "--auth-token-file": "auth_token_file",
 }
 
 
@@ -86,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=["store", "vector", "search"])
     serve.add_argument("--listen", default=None, help="unix:PATH or HOST:PORT (port 0 = any free port)")
+    serve.add_argument("--user-tokens", action="store_true", default=None,
+                       help="also accept per-user tokens (`mnemo server token add`); needs auth_token")
     _add_setting_flags(serve)
 
     for name, text in (("mcp", "serve MCP over stdio (what an agent host starts)"),
@@ -127,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("path")
     _add_setting_flags(imp)
 
+    server = sub.add_parser("server", help="administer a team server: `mnemo server token add|list|revoke`")
+    _resolve("mnemo.server_tokens:add_arguments")(server, _add_setting_flags)
+
     exp = sub.add_parser("export", help="export memory as JSONL (stdout when no path)")
     exp.add_argument("path", nargs="?", default=None)
     exp.add_argument("--project", default=None)
@@ -143,6 +154,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         if not sep:
             raise SystemExit(f"mnemo: -o expects KEY=VALUE, got {item!r}")
         flags[key.strip()] = value
+    if getattr(args, "user_tokens", None):
+        flags["user_tokens"] = True
     if getattr(args, "listen", None):
         flags[f"{args.service}_listen"] = args.listen
     return load_settings(flags)
@@ -154,6 +167,13 @@ def _hook_parser() -> argparse.ArgumentParser:
     parser.add_argument("event")
     parser.add_argument("--platform", default=DEFAULT_PLATFORM)
     _add_setting_flags(parser)
+    return parser
+
+
+def _mcp_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mnemo mcp", description="serve MCP over stdio (what an agent host starts)")
+    _add_setting_flags(parser)
+    parser.set_defaults(command="mcp")
     return parser
 
 
@@ -190,7 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
         return run_hook(argv[1:])
-    args = build_parser().parse_args(argv)
+    # `mnemo mcp` alone: a host times its start, and the full parser imports every terminal command.
+    args = _mcp_parser().parse_args(argv[1:]) if argv[:1] == ["mcp"] else build_parser().parse_args(argv)
     from mnemo.errors import MnemoError
 
     try:

@@ -41,16 +41,27 @@ class Settings:
     """Where clients reach search_svc (default: search_listen)."""
     db_path: str = ""
     """SQLite file (default home/mnemo.db)."""
+    store_backend: str = "sqlite"
+    """Where store_svc keeps records: sqlite (db_path, one machine) or postgres (store_dsn, shared by replicas)."""
+    store_dsn: str = ""
+    """PostgreSQL connection string (libpq URI or key=value) when store_backend is postgres."""
+    store_pool_size: int = 8
+    """Most PostgreSQL connections one store_svc process holds (its pool's upper bound)."""
     chroma_path: str = ""
     """Embedded Chroma directory (default home/chroma)."""
     chroma_url: str = ""
     """`http://HOST:PORT` of a Chroma server; empty = embedded PersistentClient."""
     embedder: str = "minilm-int8"
     """Embedding model: minilm-int8 (onnxruntime, fast), minilm-fp32 (numpy, exact), hash (tests)."""
+    vector: str = "on"
+    """on: vector_svc runs and search is hybrid; off: full-text search only (no vector_svc, no model in memory)."""
     embed_delay_ms: int = 0
     """Fault injection for tests: extra delay per embedding batch."""
     vector_poll_ms: int = 500
     """How often vector_svc polls the store's change feed."""
+    vector_lease_ttl_ms: int = 15000
+    """With a Chroma server (chroma_url), vector_svc replicas elect one follower by a lease of this
+    TTL kept in the store (a killed follower is replaced within it); 0 = every replica follows."""
     log_level: str = "info"
     """One of debug, info, warning, error."""
     log_file: str = ""
@@ -66,7 +77,13 @@ class Settings:
     tls_ca: str = ""
     """PEM CA bundle clients use to verify servers (empty = system roots)."""
     auth_token: str = ""
-    """Bearer token required by servers and sent by clients when set."""
+    """Bearer token required by servers and sent by clients when set (on servers: the service, admin, token)."""
+    auth_token_file: str = ""
+    """File holding the bearer token (read when auth_token is empty; first line; mode 0600 or stricter)."""
+    user_tokens: bool = False
+    """store_svc and search_svc also accept per-user tokens (`mnemo server token add`); needs auth_token."""
+    token_cache_s: float = 5.0
+    """How long a resolved user token is trusted before it is looked up again (revocation delay)."""
     rpc_timeout_s: float = 10.0
     """Default deadline of a gRPC call."""
     tool_uses_cap_bytes: int = 16384
@@ -112,6 +129,14 @@ class Settings:
     """Root the code tools (smart_search/outline/unfold) read under; empty = the gateway's working directory."""
     capabilities_check_s: float = 5.0
     """Seconds between the gateway's checks of what the stack can serve (tools/list follows them)."""
+    mcp_fast_start: bool = True
+    """`mnemo mcp` answers the handshake (initialize, ping, tools/list) from answers the SDK recorded
+    in home/cache before importing the SDK; false: the SDK answers from the first frame."""
+    server_url: str = ""
+    """HOST:PORT of a team server's search_svc: set, the gateway and hooks run in the server
+    runtime (no local stack; every call goes there with the token of token_file)."""
+    token_file: str = ""
+    """File holding this user's token for server_url; must be private (mode 0600 or stricter)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Unknown keys from config.toml, kept for diagnostics."""
 
@@ -196,7 +221,38 @@ def load_settings(
             raise InvalidArgument(name, "unknown setting")
         values[name] = _coerce(name, value)
     values["home"] = home.resolve()
+    for name in ("store_addr", "vector_addr", "search_addr"):
+        if "," in str(values.get(name, "")):  # a list of replicas: checked here, so every client names the setting
+            from mnemo.addresses import check
+
+            check(values[name], name)
+    if values.get("auth_token_file") and not values.get("auth_token"):
+        values["auth_token"] = _read_token_file(str(values["auth_token_file"]))
     return Settings(**values, extra=extra)
+
+
+def _read_token_file(path: str) -> str:
+    """The token in `path`, refused when others may read the file (a token is a password)."""
+    file = Path(path).expanduser()
+    try:
+        mode = file.stat().st_mode & 0o777
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise InvalidArgument("auth_token_file", f"cannot read {path}: {err.strerror}") from None
+    if mode & 0o077:
+        raise InvalidArgument("auth_token_file", f"{path} is accessible by others (mode {mode:04o}); "
+                                                 f"run chmod 600 on it")
+    token = lines[0].strip() if lines else ""
+    if not token:
+        raise InvalidArgument("auth_token_file", f"{path} is empty")
+    return token
+
+
+def local_services(settings: Settings) -> tuple[str, ...]:
+    """The services a local stack runs, in start order: vector_svc only while `vector` is on."""
+    if settings.vector not in ("on", "off"):
+        raise InvalidArgument("vector", f'must be "on" or "off", got {settings.vector!r}')
+    return SERVICES if settings.vector == "on" else tuple(s for s in SERVICES if s != "vector")
 
 
 def with_overrides(settings: Settings, **changes: Any) -> Settings:

@@ -98,6 +98,13 @@ class Unauthenticated(MnemoError):
     next_step = "Configure the bearer token (MNEMO_AUTH_TOKEN)."
 
 
+class PermissionDenied(MnemoError):
+    """The token is valid but may not do this (another project, or an administration RPC)."""
+
+    code = "PERMISSION_DENIED"
+    next_step = "Use a token that includes this project, or ask an administrator (`mnemo server token add`)."
+
+
 class Internal(MnemoError):
     """A bug: the server logged the traceback and sent only a reference."""
 
@@ -116,6 +123,7 @@ ALL_ERRORS: tuple[type[MnemoError], ...] = (
     Cancelled,
     ResourceExhausted,
     Unauthenticated,
+    PermissionDenied,
     Internal,
 )
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from mnemo import addresses, identity
 from mnemo.errors import Unavailable, error_from_rpc, is_connection_refused
 from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, remaining_budget
 
@@ -22,29 +22,44 @@ _OPTIONS = [
 ]
 
 
-def _credentials(address: str, tls_ca: str) -> grpc.ChannelCredentials | None:
-    if is_loopback(address) and not tls_ca:
+def _credentials(target: addresses.Target, tls_ca: str) -> grpc.ChannelCredentials | None:
+    if all(is_loopback(entry) for entry in target.entries) and not tls_ca:
         return None
     roots = Path(tls_ca).read_bytes() if tls_ca else None
     return grpc.ssl_channel_credentials(root_certificates=roots)
 
 
-def open_channel(address: str, *, tls_ca: str = "", auth_token: str = "") -> grpc.Channel:
-    """A blocking channel. Beyond loopback it is always TLS; with a token, every call carries it."""
-    creds = _credentials(address, tls_ca)
-    channel = grpc.secure_channel(address, creds, _OPTIONS) if creds else grpc.insecure_channel(address, _OPTIONS)
+def open_channel(address: str, *, tls_ca: str = "", auth_token: str = "", setting: str = "address",
+                 forward_caller: bool = False) -> grpc.Channel:
+    """A blocking channel. Beyond loopback it is always TLS; with a token, every call carries it.
+
+    `address` may list replicas (`h1:p1,h2:p2`, see mnemo.addresses): one channel balances
+    over them; `setting` names the setting it came from in the error a bad list gets.
+    With `forward_caller`, a call made while serving an RPC presents that RPC's caller's
+    token (mnemo.identity.caller_token) instead of `auth_token`: search_svc -> store_svc.
+    """
+    target = addresses.parse(address, setting)
+    creds = _credentials(target, tls_ca)
+    options = [*_OPTIONS, *target.options]
+    if creds:
+        channel = grpc.secure_channel(target.target, creds, options)
+    else:
+        channel = grpc.insecure_channel(target.target, options)
     if auth_token:
-        channel = grpc.intercept_channel(channel, _TokenInterceptor(auth_token))
+        channel = grpc.intercept_channel(channel, _TokenInterceptor(auth_token, forward_caller))
     return channel
 
 
-def open_aio_channel(address: str, *, tls_ca: str = "", auth_token: str = "") -> grpc.aio.Channel:
-    """An asyncio channel (the gateway)."""
-    creds = _credentials(address, tls_ca)
+def open_aio_channel(address: str, *, tls_ca: str = "", auth_token: str = "",
+                     setting: str = "address") -> grpc.aio.Channel:
+    """An asyncio channel (the gateway); `address` as in open_channel."""
+    target = addresses.parse(address, setting)
+    creds = _credentials(target, tls_ca)
+    options = [*_OPTIONS, *target.options]
     interceptors = [_AioTokenInterceptor(auth_token)] if auth_token else None
     if creds:
-        return grpc.aio.secure_channel(address, creds, _OPTIONS, interceptors=interceptors)
-    return grpc.aio.insecure_channel(address, _OPTIONS, interceptors=interceptors)
+        return grpc.aio.secure_channel(target.target, creds, options, interceptors=interceptors)
+    return grpc.aio.insecure_channel(target.target, options, interceptors=interceptors)
 
 
 def call_metadata(request_id: str | None = None) -> tuple[tuple[str, str], ...]:
@@ -53,6 +68,9 @@ def call_metadata(request_id: str | None = None) -> tuple[tuple[str, str], ...]:
 
 def check_health(address: str, *, timeout: float = 1.0, service: str = "", tls_ca: str = "") -> bool:
     """One health check: True when the server answers SERVING."""
+    # Imported here: the gateway's fast start opens a channel and checks no health.
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
     channel = open_channel(address, tls_ca=tls_ca)
     try:
         reply = health_pb2_grpc.HealthStub(channel).Check(
@@ -94,9 +112,11 @@ class ServiceClient(Generic[StubT]):
         self._channel.close()
 
 
-def connect(settings: Any, service: str, stub_class: Callable[[grpc.Channel], StubT]) -> ServiceClient[StubT]:
+def connect(settings: Any, service: str, stub_class: Callable[[grpc.Channel], StubT], *,
+            forward_caller: bool = False) -> ServiceClient[StubT]:
     """A ServiceClient for one of the stack's services, addressed and secured from settings."""
-    channel = open_channel(settings.address(service), tls_ca=settings.tls_ca, auth_token=settings.auth_token)
+    channel = open_channel(settings.address(service), tls_ca=settings.tls_ca, auth_token=settings.auth_token,
+                           setting=f"{service}_addr", forward_caller=forward_caller)
     return ServiceClient(stub_class, channel, timeout=settings.rpc_timeout_s)
 
 
@@ -144,11 +164,14 @@ class _MappedStream:
 
 
 class _TokenInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
-    def __init__(self, token: str):
+    def __init__(self, token: str, forward_caller: bool = False):
         self._header = ("authorization", f"Bearer {token}")
+        self._forward = forward_caller
 
     def _with_token(self, details: Any) -> Any:
-        return _Details(details, list(details.metadata or []) + [self._header], details.timeout)
+        caller = identity.caller_token.get() if self._forward else ""
+        header = ("authorization", f"Bearer {caller}") if caller else self._header
+        return _Details(details, list(details.metadata or []) + [header], details.timeout)
 
     def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
         return continuation(self._with_token(client_call_details), request)

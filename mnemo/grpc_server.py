@@ -15,6 +15,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from mnemo import identity
 from mnemo.errors import InvalidArgument, MnemoError, downstream_unavailable
+from mnemo.identity import Identity, TokenResolver
 from mnemo.logs import get_logger
 from mnemo.privacy import clean
 from mnemo.rpc_context import REQUEST_ID_KEY, is_loopback, time_remaining
@@ -100,28 +103,86 @@ def _guard_stream(behavior: Callable, method: str) -> Callable:
     return wrapper
 
 
+class _Caller:
+    """Who called, as far as the metadata tells before the handler runs: the service token
+    (resolved at once), a user token (resolved in the handler thread, where a lookup's
+    errors are mapped like any other), or nobody when the server has no token."""
+
+    def __init__(self, secret: str, who: Identity | None, resolve: TokenResolver | None, forward: bool):
+        self.secret = secret
+        self.who = who
+        self.resolve = resolve
+        self.forward = forward
+
+    def bind(self, fn: Callable) -> Callable:
+        def bound(request: Any, context: grpc.ServicerContext) -> Any:
+            who = self.who if self.resolve is None else self.resolve(self.secret)
+            with _bound(who, self.secret if self.forward else ""):
+                return fn(request, context)
+        return bound
+
+    def bind_stream(self, fn: Callable) -> Callable:
+        def bound(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            who = self.who if self.resolve is None else self.resolve(self.secret)
+            with _bound(who, self.secret if self.forward else ""):
+                yield from fn(request, context)
+        return bound
+
+
+@contextmanager
+def _bound(who: Identity | None, secret: str) -> Iterator[None]:
+    """The caller's identity (and, for a forwarding server, its token) for the call; always
+    set, then reset, so a pooled thread never carries one call's caller into the next."""
+    who_reset = identity.current.set(who)
+    secret_reset = identity.caller_token.set(secret)
+    try:
+        yield
+    finally:
+        try:
+            identity.caller_token.reset(secret_reset)
+            identity.current.reset(who_reset)
+        except ValueError:  # reset from another context (a stream resumed elsewhere): clear instead
+            identity.caller_token.set("")
+            identity.current.set(None)
+
+
 class _Interceptor(grpc.ServerInterceptor):
-    """Authentication, request ids, logging and error mapping for every RPC."""
+    """Authentication, request ids, logging and error mapping for every RPC.
 
-    def __init__(self, token: str = ""):
+    With a token, every call must present `authorization: Bearer <secret>`: the service
+    token is the administrator; with `resolve`, other secrets are per-user tokens it looks
+    up. `forward` keeps the caller's secret for the server's own calls to store_svc.
+    """
+
+    def __init__(self, token: str = "", resolve: TokenResolver | None = None, forward: bool = False):
         self._token = token.encode()
+        self._resolve = resolve
+        self._forward = forward
 
-    def _authorized(self, details: grpc.HandlerCallDetails) -> bool:
-        if not self._token or details.method.startswith("/grpc.health.v1.Health/"):
-            return True
+    def _caller(self, details: grpc.HandlerCallDetails) -> _Caller | None:
+        if not self._token:
+            return _Caller("", None, None, False)
+        if details.method.startswith("/grpc.health.v1.Health/"):
+            return _Caller("", identity.SERVICE, None, False)
         metadata = dict(details.invocation_metadata or ())
         presented = str(metadata.get("authorization", ""))
         # Only `authorization: Bearer <token>`: a bare token is refused, not guessed at.
-        if not presented.startswith(BEARER):
-            return False
-        return hmac.compare_digest(presented.removeprefix(BEARER).encode(), self._token)
+        if not presented.startswith(BEARER) or not presented.removeprefix(BEARER):
+            return None
+        secret = presented.removeprefix(BEARER)
+        if hmac.compare_digest(secret.encode(), self._token):
+            return _Caller(secret, identity.SERVICE, None, self._forward)
+        if self._resolve is None:
+            return None
+        return _Caller(secret, None, self._resolve, self._forward)
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
         if handler is None:
             return None
         method = handler_call_details.method
-        if not self._authorized(handler_call_details):
+        caller = self._caller(handler_call_details)
+        if caller is None:
             def deny(request, context):
                 context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             return grpc.unary_unary_rpc_method_handler(deny)
@@ -135,9 +196,9 @@ class _Interceptor(grpc.ServerInterceptor):
             return inner
 
         if handler.unary_unary:
-            return handler._replace(unary_unary=bind(_guard_unary(handler.unary_unary, method)))
+            return handler._replace(unary_unary=bind(_guard_unary(caller.bind(handler.unary_unary), method)))
         if handler.unary_stream:
-            guarded = _guard_stream(handler.unary_stream, method)
+            guarded = _guard_stream(caller.bind_stream(handler.unary_stream), method)
 
             def stream(request, context):
                 structlog.contextvars.bind_contextvars(request_id=request_id or secrets.token_hex(6))
@@ -162,6 +223,13 @@ def check_bind_policy(listen: str, *, tls_cert: str = "", tls_key: str = "", aut
         raise InvalidArgument("listen", f"{listen} is beyond loopback: set tls_cert, tls_key and auth_token")
 
 
+def check_token_policy(*, user_tokens: bool, auth_token: str) -> None:
+    """Per-user tokens need a service token (the administrator's). Checked before a service
+    opens anything, like the bind policy."""
+    if user_tokens and not auth_token:
+        raise InvalidArgument("user_tokens", "needs auth_token: the service (admin) token")
+
+
 def build_server(
     listen: str,
     register: Callable[[grpc.Server], Iterable[str]],
@@ -170,12 +238,19 @@ def build_server(
     tls_key: str = "",
     auth_token: str = "",
     max_workers: int = 16,
+    resolve_token: TokenResolver | None = None,
+    forward_caller: bool = False,
 ) -> ServerHandle:
-    """Create, bind and start a server. `register` adds servicers and returns their full names."""
+    """Create, bind and start a server. `register` adds servicers and returns their full names.
+
+    `resolve_token` makes it accept per-user tokens besides `auth_token` (the service token);
+    `forward_caller` keeps each caller's token for the calls the server makes to store_svc.
+    """
     check_bind_policy(listen, tls_cert=tls_cert, tls_key=tls_key, auth_token=auth_token)
+    check_token_policy(user_tokens=resolve_token is not None, auth_token=auth_token)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
-        interceptors=[_Interceptor(auth_token)],
+        interceptors=[_Interceptor(auth_token, resolve_token, forward_caller)],
         options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 * 1024 * 1024),
                  ("grpc.max_send_message_length", 64 * 1024 * 1024)],
     )

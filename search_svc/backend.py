@@ -22,7 +22,8 @@ class Backend:
     @classmethod
     def connect(cls, settings: Settings) -> Backend:
         return cls(
-            store=connect(settings, "store", store_pb2_grpc.StoreServiceStub),
+            # With user tokens, store calls present the caller's token (search_svc.access).
+            store=connect(settings, "store", store_pb2_grpc.StoreServiceStub, forward_caller=settings.user_tokens),
             vector=connect(settings, "vector", vector_pb2_grpc.VectorServiceStub),
         )
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import grpc
+
 from mnemo.config import Settings
 from mnemo.grpc_server import ServerHandle, build_server
+from search_svc.access import token_resolver
 from search_svc.backend import Backend
 from search_svc.corpus import Corpora
 from search_svc.curation import Curation
 from search_svc.details import Details
 from search_svc.memsearch import MemSearchEngine
+from search_svc.observations import Observations
 from search_svc.retrieval import Retrieval
 from search_svc.servicer import Cores, register
+from search_svc.store_forward import StoreForwarder
 from search_svc.writes import Writes
 
 
@@ -25,16 +30,26 @@ def build_cores(settings: Settings, backend: Backend) -> Cores:
         writes=Writes(backend, settings),
         corpora=Corpora(backend, settings),
         curation=Curation(backend),
+        observations=Observations(backend, settings),
     )
 
 
 def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], None]]:
     backend = Backend.connect(settings)
     cores = build_cores(settings, backend)
-    handle = build_server(listen, lambda server: register(server, cores), tls_cert=settings.tls_cert,
-                          tls_key=settings.tls_key, auth_token=settings.auth_token)
+    forwarder = StoreForwarder(settings)  # hooks of the server runtime reach the store through here
+
+    def register_all(server: grpc.Server) -> list[str]:
+        server.add_generic_rpc_handlers((forwarder,))
+        return register(server, cores)
+
+    handle = build_server(listen, register_all, tls_cert=settings.tls_cert,
+                          tls_key=settings.tls_key, auth_token=settings.auth_token,
+                          resolve_token=token_resolver(settings, backend.store), forward_caller=settings.user_tokens)
 
     def on_stop() -> None:
+        forwarder.close()
+        cores.observations.close()
         cores.corpora.close()
         cores.retrieval.close()
         backend.close()

@@ -22,6 +22,7 @@ How hybrid() works (docs/search.md has the long form):
   might also be a deeper lexical match, so the total can exceed the reachable rows by at most
   the vector extras.
 - Vector side down (or unable to take the query): lexical rows, strategy "lexical", and a notice.
+  With `vector = "off"` it is never asked: lexical rows, strategy "lexical", no notice.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from mnemo import identity
 from mnemo.config import Settings
 from mnemo.errors import DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
@@ -75,7 +77,7 @@ _VECTOR_FAILURES = (Unavailable, DeadlineExceeded, FailedPrecondition, Internal,
 Key = tuple[int, int]
 # A vector query's outcome, as the worker thread hands it back: the reply, or the failure
 # that makes the answer lexical.
-_VectorReply = vector_pb2.VectorQueryResponse | MnemoError
+_VectorReply = tuple[vector_pb2.VectorQueryResponse, "_Semantic"] | MnemoError
 
 
 def ref_key(ref: common_pb2.Ref) -> Key:
@@ -173,9 +175,11 @@ class Retrieval:
         self.render = Renderer(settings.display_tz)
         self._probe = _VectorProbe(backend)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-query")
+        # `vector = "off"`: no vector_svc runs, so it is never asked (full-text search only).
+        self._vector_on = settings.vector != "off"
 
     def capabilities(self) -> list[str]:
-        return ["search", "vector"] if self._probe.up() else ["search"]
+        return ["search", "vector"] if self._vector_on and self._probe.up() else ["search"]
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -201,7 +205,7 @@ class Retrieval:
         ask = _Ask(query, filters, order, operators)
         semantic_query, notice = _semantic_query(query, operators)
         depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
-        pending = self._start_semantic(semantic_query, filters) if semantic_query else None
+        pending = self._start_semantic(semantic_query, filters) if semantic_query and self._vector_on else None
         lexical = self._lexical(ask, offset=0, limit=depth)
         semantic, vector_notice = self._finish_semantic(pending, filters) if pending else (None, "")
         notice = notice or vector_notice
@@ -242,14 +246,16 @@ class Retrieval:
         request = vector_pb2.VectorQueryRequest(text=text, filters=vector_filters(filters), limit=limit)
         timeout = min(self.backend.vector.timeout, VECTOR_TIMEOUT_S)
         context = contextvars.copy_context()  # carries the caller's deadline to the worker thread
-        return self._pool.submit(context.run, self._query_vector, request, timeout)
+        return self._pool.submit(context.run, self._query_vector, request, timeout, filters)
 
-    def _query_vector(self, request: vector_pb2.VectorQueryRequest, timeout: float) -> _VectorReply:
+    def _query_vector(self, request: vector_pb2.VectorQueryRequest, timeout: float,
+                      filters: common_pb2.Filters) -> _VectorReply:
         try:
             reply: vector_pb2.VectorQueryResponse = self.backend.vector.stub.Query(request, timeout=timeout)
         except _VECTOR_FAILURES as err:
             return err
-        return reply
+        # Hydrated here, on the worker: the store round trip overlaps the lexical query still running.
+        return reply, self._hydrate(reply, filters)
 
     def _finish_semantic(self, pending: Future[_VectorReply],
                          filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
@@ -264,13 +270,17 @@ class Retrieval:
             self._probe.record(False)
             return None, SEMANTIC_DOWN
         self._probe.record(True)
+        return reply[1], ""
+
+    def _hydrate(self, reply: vector_pb2.VectorQueryResponse, filters: common_pb2.Filters) -> _Semantic:
+        """The neighbours' rows, with every filter applied by the store, closest first."""
         hits = list(reply.hits)
         if not hits:
-            return _Semantic(), ""
+            return _Semantic()
         distance = {ref_key(hit.ref): hit.distance for hit in hits}
         rows = self.backend.store.stub.Hydrate(store_pb2.HydrateRequest(
             refs=[hit.ref for hit in hits], filters=filters)).rows
-        return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows]), ""
+        return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows])
 
     def _lexical_only(self, lexical: store_pb2.StoreSearchResponse, ask: _Ask, limit: int, offset: int,
                       notice: str) -> HybridResult:
@@ -355,6 +365,11 @@ def vector_filters(filters: common_pb2.Filters) -> common_pb2.Filters:
     narrowed.CopyFrom(filters)
     narrowed.ClearField("concepts")
     narrowed.ClearField("files")
+    scope = identity.restricted_projects()
+    if not narrowed.project and scope is not None and len(scope) == 1:
+        # A token of one project: ask Chroma for its neighbours only, so other projects' hits
+        # (dropped by the store's Hydrate anyway) do not crowd them out of the top k.
+        narrowed.project = next(iter(scope))
     return narrowed
 
 

@@ -17,6 +17,7 @@ from search_svc.corpus import Corpora
 from search_svc.curation import Curation
 from search_svc.details import Details
 from search_svc.memsearch import MemSearchEngine
+from search_svc.observations import Observations
 from search_svc.retrieval import Retrieval
 from search_svc.writes import Writes
 
@@ -29,10 +30,12 @@ class Cores:
     writes: Writes
     corpora: Corpora
     curation: Curation
+    observations: Observations
 
     def capabilities(self) -> list[str]:
         return sorted({*self.retrieval.capabilities(), *self.memsearch.capabilities(),
-                       *self.writes.capabilities(), *self.corpora.capabilities()})
+                       *self.writes.capabilities(), *self.corpora.capabilities(),
+                       *self.observations.capabilities()})
 
 
 Context = grpc.ServicerContext
@@ -116,6 +119,27 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
 
     def MarkWrong(self, request: search_pb2.MarkWrongToolRequest, context: Context) -> search_pb2.MarkWrongReply:
         return self.c.curation.mark_wrong(request)
+
+    # -- the server runtime's observation_* tools (search_svc/observations.py) --
+    def ObservationAdd(self, request: search_pb2.ObservationAddRequest,
+                       context: Context) -> search_pb2.ObservationAddReply:
+        return self.c.observations.add(request)
+
+    def ObservationRecordEvent(self, request: search_pb2.ObservationEventRequest,
+                               context: Context) -> search_pb2.ObservationEventReply:
+        return self.c.observations.record_event(request)
+
+    def ObservationSearch(self, request: search_pb2.ObservationSearchRequest,
+                          context: Context) -> search_pb2.ObservationSearchReply:
+        return self.c.observations.search(request)
+
+    def ObservationContext(self, request: search_pb2.ObservationSearchRequest,
+                           context: Context) -> search_pb2.ObservationContextReply:
+        return self.c.observations.context(request)
+
+    def ObservationGenerationStatus(self, request: search_pb2.ObservationJobRequest,
+                                    context: Context) -> search_pb2.ObservationJobReply:
+        return self.c.observations.job_status(request)
 
 
 def _cancel_probe(context: Context) -> Callable[[], bool]:

@@ -50,6 +50,11 @@ def _opt(row: sqlite3.Row, key: str) -> Any:
     return row[key] if key in row.keys() else None  # noqa: SIM118 - `in row` would search the values
 
 
+def _writer(row: sqlite3.Row) -> str:
+    """The user whose token wrote the row ("" on the local stack, or when not selected)."""
+    return str(_opt(row, "writer") or "")
+
+
 def session_pb(row: sqlite3.Row) -> common_pb2.Session:
     return common_pb2.Session(
         id=row["id"], content_session_id=row["content_session_id"],
@@ -58,7 +63,7 @@ def session_pb(row: sqlite3.Row) -> common_pb2.Session:
         started_at=row["started_at"], started_at_epoch=row["started_at_epoch"],
         completed_at=_s(row, "completed_at"), completed_at_epoch=_i(row, "completed_at_epoch"),
         prompt_counter=_i(row, "prompt_counter"), custom_title=_s(row, "custom_title"),
-        external_id=_s(row, "external_id"),
+        external_id=_s(row, "external_id"), writer=_writer(row),
     )
 
 
@@ -67,7 +72,7 @@ def prompt_pb(row: sqlite3.Row) -> common_pb2.UserPrompt:
         id=row["id"], content_session_id=row["content_session_id"], prompt_number=_i(row, "prompt_number"),
         prompt_text=row["prompt_text"], created_at=row["created_at"], created_at_epoch=row["created_at_epoch"],
         project=_s(row, "project"), memory_session_id=_s(row, "memory_session_id"),
-        platform_source=_s(row, "platform_source"), external_id=_s(row, "external_id"),
+        platform_source=_s(row, "platform_source"), external_id=_s(row, "external_id"), writer=_writer(row),
     )
 
 
@@ -81,7 +86,7 @@ def observation_pb(row: sqlite3.Row, tool_use_ids: Iterable[int] = ()) -> common
         created_at=row["created_at"], created_at_epoch=row["created_at_epoch"],
         content_hash=_s(row, "content_hash"), external_id=_s(row, "external_id"), text=_s(row, "text"),
         platform_source=_s(row, "platform_source") if _opt(row, "platform_source") else "",
-        tool_use_ids=list(tool_use_ids),
+        tool_use_ids=list(tool_use_ids), writer=_writer(row),
     )
 
 
@@ -95,6 +100,7 @@ def summary_pb(row: sqlite3.Row) -> common_pb2.Summary:
         external_id=_s(row, "external_id"), files_read=from_json_list(row["files_read"]),
         files_edited=from_json_list(row["files_edited"]),
         platform_source=_s(row, "platform_source") if _opt(row, "platform_source") else "",
+        writer=_writer(row),
     )
 
 
@@ -107,7 +113,7 @@ def tool_use_pb(row: sqlite3.Row, observation_ids: Iterable[int] = ()) -> common
         response_truncated=bool(row["response_truncated"]), input_size=_i(row, "input_size"),
         response_size=_i(row, "response_size"), cwd=_s(row, "cwd"), prompt_number=_i(row, "prompt_number"),
         created_at=row["created_at"], created_at_epoch=row["created_at_epoch"],
-        observation_ids=list(observation_ids),
+        observation_ids=list(observation_ids), writer=_writer(row),
     )
 
 

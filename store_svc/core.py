@@ -1,27 +1,28 @@
 """The store's logic, one method per RPC, without gRPC (protobuf messages in and out).
 
-Concurrency: every write runs in one `BEGIN IMMEDIATE` transaction on the single writer
-connection, behind one lock, so a failed request leaves nothing behind. Reads use a
-connection per thread (WAL lets them run beside the writer) inside a read transaction,
-so counts and pages of one request see the same snapshot.
+Every write runs in one write transaction of the backend (SQLite: BEGIN IMMEDIATE behind
+one writer; PostgreSQL: a transaction-scoped advisory lock), so a failed request leaves
+nothing behind and writers are serialized. Every read RPC runs in one read transaction, so
+counts and pages of one request see the same snapshot.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
+from mnemo import identity
 from mnemo.config import Settings
-from mnemo.errors import InvalidArgument, NotFound, Unavailable
+from mnemo.errors import InvalidArgument, NotFound
 from mnemo.logs import get_logger
 from mnemo.query import MAX_QUERY_CHARS, ParsedQuery, parse
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import DEFAULT_PLATFORM, TITLE_MAX_CHARS
 from store_svc import convert, observations, queries, schema, state, transfer, validate, writes
+from store_svc.backend import SqliteBackend
+from store_svc.dialect import Backend, Conn, Row
 from store_svc.validate import KIND_NAMES, check_page, check_refs
 from store_svc.writes import clean
 
@@ -67,82 +68,47 @@ def check_filters(filters: common_pb2.Filters, field: str = "filters") -> common
 
 
 class Store:
-    """The system of record over one SQLite file."""
+    """The system of record over a backend: one SQLite file (store_svc.backend) or a
+    PostgreSQL database shared by replicas (store_svc.pg.backend)."""
 
-    def __init__(self, path: Path | str, *, tool_uses_cap_bytes: int = 16384, cursor_ttl_s: int = 1800):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path | str | None = None, *, backend: Backend | None = None,
+                 tool_uses_cap_bytes: int = 16384, cursor_ttl_s: int = 1800):
+        if backend is None:
+            if path is None:
+                raise InvalidArgument("db_path", "a SQLite path or a backend is required")
+            backend = SqliteBackend(path)
+        self.backend = backend
+        self.path = getattr(backend, "path", None)
         self.tool_uses_cap_bytes = tool_uses_cap_bytes
         self.cursor_ttl_s = cursor_ttl_s
-        self._writer = schema.connect(self.path)
-        self.schema_version = schema.migrate(self._writer)
-        self._write_lock = threading.Lock()
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
-        # Reads in flight, so close() never pulls a connection from under a handler thread
-        # that gRPC's stop() left running (closing it then can crash the sqlite module).
-        self._in_flight = 0
-        self._idle = threading.Condition(self._readers_lock)
-        self._closed = False
+        self.schema_version: int = backend.schema_version
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
-        return cls(
-            settings.database, tool_uses_cap_bytes=settings.tool_uses_cap_bytes, cursor_ttl_s=settings.cursor_ttl_s
-        )
+        backend: Backend
+        if settings.store_backend == "postgres":
+            from store_svc.pg.backend import PgBackend  # psycopg is imported only when it is used
+
+            if not settings.store_dsn:
+                raise InvalidArgument("store_dsn", "required when store_backend is postgres")
+            backend = PgBackend(settings.store_dsn, pool_size=settings.store_pool_size)
+        elif settings.store_backend == "sqlite":
+            backend = SqliteBackend(settings.database)
+        else:
+            raise InvalidArgument("store_backend", f"must be sqlite or postgres, not {settings.store_backend[:40]!r}")
+        return cls(backend=backend, tool_uses_cap_bytes=settings.tool_uses_cap_bytes,
+                   cursor_ttl_s=settings.cursor_ttl_s)
 
     def close(self, drain_s: float = 5.0) -> None:
-        with self._idle:
-            self._closed = True
-            self._idle.wait_for(lambda: self._in_flight == 0, timeout=drain_s)
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
-        with self._write_lock:
-            self._writer.close()
+        self.backend.close(drain_s)
 
-    # -- connections -------------------------------------------------------------------
-    @contextmanager
-    def writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> AbstractContextManager[Conn]:
         """One write transaction: committed when the block succeeds, rolled back otherwise."""
-        with self._write_lock:
-            self._writer.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._writer
-                self._writer.execute("COMMIT")
-            except BaseException:
-                if self._writer.in_transaction:
-                    self._writer.execute("ROLLBACK")
-                raise
+        return self.backend.writing()
 
-    def _reader(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = schema.connect(self.path, readonly=True)
-            self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
-        return conn
-
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> AbstractContextManager[Conn]:
         """A consistent snapshot for the duration of one read RPC."""
-        with self._idle:
-            if self._closed:
-                raise Unavailable("the store is shutting down; retry in a moment")
-            self._in_flight += 1
-        try:
-            conn = self._reader()
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
-        finally:
-            with self._idle:
-                self._in_flight -= 1
-                self._idle.notify_all()
+        return self.backend.reading()
 
     # -- sessions and prompts --------------------------------------------------------------
     def upsert_session(self, request: store_pb2.UpsertSessionRequest) -> common_pb2.Session:
@@ -171,12 +137,13 @@ class Store:
                     external_id=request.external_id,
                 )
             else:
+                identity.require_own_session("content_session_id", row["project"])  # inside the transaction
                 row = self._update_session(conn, row, request, prompt)
             return convert.session_pb(row)
 
     @staticmethod
-    def _update_session(conn: sqlite3.Connection, row: sqlite3.Row, request: store_pb2.UpsertSessionRequest,
-                        prompt: str) -> sqlite3.Row:
+    def _update_session(conn: Conn, row: Row, request: store_pb2.UpsertSessionRequest,
+                        prompt: str) -> Row:
         changes: dict[str, object] = {}
         project = clean(request.project)
         if project and project != row["project"]:
@@ -202,10 +169,10 @@ class Store:
         status = validate.one_of("status", request.status or "completed", validate.SESSION_END_STATES)
         epoch = now_ms()
         with self.writing() as conn:
-            row = writes.require_row(
-                writes.session_by_content(conn, platform, request.content_session_id),
-                f"session {request.content_session_id[:64]!r} on {platform}",
-            )
+            row = writes.session_by_content(conn, platform, request.content_session_id)
+            if row is not None and not identity.may_access(row["project"]):
+                row = None  # another project's session: answered exactly like one that does not exist
+            row = writes.require_row(row, f"session {request.content_session_id[:64]!r} on {platform}")
             conn.execute(
                 "UPDATE sdk_sessions SET status = ?, completed_at = ?, completed_at_epoch = ? WHERE id = ?",
                 (status, iso_from_ms(epoch), epoch, row["id"]),
@@ -288,7 +255,8 @@ class Store:
         if request.content_session_id:
             where.append("t.content_session_id = ?")
             params.append(request.content_session_id)
-        sql = f"{writes.TOOL_USE_SELECT} WHERE {' AND '.join(where) or '1'} ORDER BY t.created_at_epoch, t.id LIMIT ?"
+        sql = (f"{writes.TOOL_USE_SELECT} WHERE {' AND '.join(where) or 'TRUE'} "
+               "ORDER BY t.created_at_epoch, t.id LIMIT ?")
         with self.reading() as conn:
             rows = conn.execute(sql, [*params, limit]).fetchall()
             links = queries.tool_use_links(conn, "tool_use_id", [r["id"] for r in rows])
@@ -340,7 +308,7 @@ class Store:
         )
 
     @staticmethod
-    def _index_rows(conn: sqlite3.Connection, page: queries.ResultPage) -> list[common_pb2.IndexRow]:
+    def _index_rows(conn: Conn, page: queries.ResultPage) -> list[common_pb2.IndexRow]:
         found = queries.index_rows(conn, [(h.kind, h.id) for h in page.hits])
         return [convert.index_row_pb(found[(h.kind, h.id)], h.score) for h in page.hits if (h.kind, h.id) in found]
 
@@ -369,7 +337,7 @@ class Store:
         )
 
     @staticmethod
-    def _anchor_key(conn: sqlite3.Connection, ref: common_pb2.Ref, filters: common_pb2.Filters) -> tuple[int, int, int]:
+    def _anchor_key(conn: Conn, ref: common_pb2.Ref, filters: common_pb2.Filters) -> tuple[int, int, int]:
         check_refs([ref], 1)
         key = queries.anchor_key(conn, ref)
         shown = f"{convert.DISPLAY_PREFIX[ref.kind]}{ref.id}"
@@ -429,7 +397,7 @@ class Store:
                 schema_version=conn.execute("SELECT max(version) FROM schema_version").fetchone()[0],
                 head_seq=conn.execute("SELECT coalesce(max(seq), 0) FROM change_feed").fetchone()[0],
             )
-        reply.db_bytes = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+            reply.db_bytes = self.backend.size_bytes(conn)
         return reply
 
     # -- cursors, work state, corpora ------------------------------------------------------
@@ -472,13 +440,8 @@ class Store:
     # -- export / import -------------------------------------------------------------------
     def export(self, request: store_pb2.ExportRequest) -> Iterator[store_pb2.ExportItem]:
         validate.project("project", request.project, needed=False)
-        conn = schema.connect(self.path, readonly=True)  # its own snapshot for the whole stream
-        try:
-            conn.execute("BEGIN")
+        with self.backend.snapshot() as conn:  # its own snapshot for the whole stream
             yield from transfer.export_items(conn, request.project)
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
 
     def import_items(self, request: store_pb2.ImportRequest) -> store_pb2.ImportResponse:
         validate.count("items", request.items, MAX_BATCH)

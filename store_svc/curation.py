@@ -4,7 +4,8 @@ edit an observation; count activity per day.
 Forgetting must leave the text in no file. Rows are deleted with `secure_delete` on (SQLite
 zeroes the freed cells and pages), the FTS5 indexes are merged (`optimize`: an external
 content index keeps deleted tokens in old segments until a merge), and after the commit
-the WAL is checkpointed and truncated so no old page image survives there either. The
+the WAL is checkpointed and truncated so no old page image survives there either. On
+PostgreSQL the deleted tuples are vacuumed after the commit (store_svc.pg.backend). The
 change feed gets one delete per record from the tables' triggers; vector_svc follows it
 (its index holds vectors and ids, never text).
 """
@@ -12,26 +13,25 @@ change feed gets one delete per record from the tables' triggers; vector_svc fol
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
+from mnemo import identity
 from mnemo.errors import InvalidArgument, NotFound
 from mnemo.privacy import clean
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import TITLE_MAX_CHARS
-from store_svc import convert, queries, schema, validate
+from store_svc import convert, queries, validate
 from store_svc.core import MAX_BATCH, Store, check_refs
+from store_svc.dialect import Conn
 from store_svc.schema import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY
 
 MAX_FORGET_SESSIONS = 100
 MAX_REASON_CHARS = 1000
 RECORD_TABLES = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
-FTS_TABLES = tuple(f"{table}_{suffix}" for table in ("observations", "session_summaries", "user_prompts")
-                   for suffix in ("fts", "tri"))
 
 
 @dataclass
@@ -52,7 +52,7 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def _ids(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> set[int]:
+def _ids(conn: Conn, sql: str, params: Sequence[object]) -> set[int]:
     return {row[0] for row in conn.execute(sql, list(params))}
 
 
@@ -65,7 +65,7 @@ def check_forget(request: store_pb2.ForgetRequest, refs: list[tuple[int, int]]) 
         raise InvalidArgument("refs", "name something to forget: refs, sessions or project")
 
 
-def _add_sessions(conn: sqlite3.Connection, doomed: Doomed, session_ids: set[int]) -> None:
+def _add_sessions(conn: Conn, doomed: Doomed, session_ids: set[int]) -> None:
     """Everything filed under these session rows."""
     if not session_ids:
         return
@@ -82,7 +82,7 @@ def _add_sessions(conn: sqlite3.Connection, doomed: Doomed, session_ids: set[int
     doomed.tool_uses |= _ids(conn, f"SELECT id FROM tool_uses WHERE session_db_id IN ({_marks(ids)})", ids)
 
 
-def collect(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]], sessions: Sequence[str],
+def collect(conn: Conn, refs: Iterable[tuple[int, int]], sessions: Sequence[str],
             project: str) -> Doomed:
     doomed = Doomed()
     by_kind = {KIND_OBSERVATION: doomed.observations, KIND_SUMMARY: doomed.summaries, KIND_PROMPT: doomed.prompts}
@@ -105,7 +105,7 @@ def collect(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]], sessions:
     return doomed
 
 
-def _delete(conn: sqlite3.Connection, table: str, ids: set[int]) -> int:
+def _delete(conn: Conn, table: str, ids: set[int]) -> int:
     total = 0
     ordered = sorted(ids)
     for start in range(0, len(ordered), 500):  # stay under SQLite's bound-parameter limit
@@ -114,7 +114,7 @@ def _delete(conn: sqlite3.Connection, table: str, ids: set[int]) -> int:
     return total
 
 
-def _clear_session_prompt_copies(conn: sqlite3.Connection, prompt_ids: set[int]) -> None:
+def _clear_session_prompt_copies(conn: Conn, prompt_ids: set[int]) -> None:
     """A session keeps its first prompt's text in `user_prompt`: forget that copy too."""
     ordered = sorted(prompt_ids)
     for start in range(0, len(ordered), 500):
@@ -124,7 +124,7 @@ def _clear_session_prompt_copies(conn: sqlite3.Connection, prompt_ids: set[int])
             f"WHERE p.id IN ({_marks(part)}) AND p.prompt_text = sdk_sessions.user_prompt)", part)
 
 
-def _trim_corpora(conn: sqlite3.Connection, observation_ids: set[int], project: str) -> int:
+def _trim_corpora(conn: Conn, observation_ids: set[int], project: str) -> int:
     """Corpora quote what they hold: trim their snapshots and drop what was derived from the
     forgotten records (digest, question/answer history); a project's own corpora go entirely."""
     changed = 0
@@ -146,7 +146,7 @@ def _trim_corpora(conn: sqlite3.Connection, observation_ids: set[int], project: 
     return changed
 
 
-def forget(conn: sqlite3.Connection, refs: Sequence[tuple[int, int]], sessions: Sequence[str],
+def forget(conn: Conn, refs: Sequence[tuple[int, int]], sessions: Sequence[str],
            project: str) -> store_pb2.ForgetResponse:
     """Delete inside the caller's write transaction (secure_delete must already be on)."""
     doomed = collect(conn, refs, sessions, project)
@@ -169,19 +169,14 @@ def forget(conn: sqlite3.Connection, refs: Sequence[tuple[int, int]], sessions: 
     for kind, ids in ((common_pb2.DOC_KIND_OBSERVATION, doomed.observations),
                       (common_pb2.DOC_KIND_SUMMARY, doomed.summaries), (common_pb2.DOC_KIND_PROMPT, doomed.prompts)):
         reply.refs.extend(common_pb2.Ref(kind=kind, id=i) for i in sorted(ids))
-    for table in FTS_TABLES:
-        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    for statement in conn.dialect.after_delete:
+        conn.execute(statement)
     return reply
-
-
-def checkpoint(conn: sqlite3.Connection) -> None:
-    """Copy the WAL into the database and truncate it, outside any transaction."""
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 # ---------------------------------------------------------------------------- edits
 
-def edit_observation(conn: sqlite3.Connection, request: store_pb2.EditObservationRequest) -> int:
+def edit_observation(conn: Conn, request: store_pb2.EditObservationRequest) -> int:
     """Apply the edit; the update trigger reindexes the row and appends it to the change feed."""
     if request.id <= 0:
         raise InvalidArgument("id", "must be a positive row id")
@@ -199,7 +194,8 @@ def edit_observation(conn: sqlite3.Connection, request: store_pb2.EditObservatio
         changes["concepts"] = convert.to_json_list(c.strip() for c in request.concepts)
     if not changes:
         raise InvalidArgument("title", "name something to change: title, type or concepts")
-    if not conn.execute("SELECT 1 FROM observations WHERE id = ?", (request.id,)).fetchone():
+    row = conn.execute("SELECT project FROM observations WHERE id = ?", (request.id,)).fetchone()
+    if not row or not identity.may_access(row["project"]):  # another project's: as if it did not exist
         raise NotFound(f"observation #{request.id} not found; search first to find valid ids")
     assignments = ", ".join(f"{column} = ?" for column in changes)
     conn.execute(f"UPDATE observations SET {assignments} WHERE id = ?", (*changes.values(), request.id))
@@ -208,7 +204,7 @@ def edit_observation(conn: sqlite3.Connection, request: store_pb2.EditObservatio
 
 # ---------------------------------------------------------------------------- marked wrong
 
-def mark_wrong(conn: sqlite3.Connection, refs: Sequence[tuple[int, int]], undo: bool, reason: str,
+def mark_wrong(conn: Conn, refs: Sequence[tuple[int, int]], undo: bool, reason: str,
                now_epoch: int) -> list[tuple[int, int]]:
     """Mark the records wrong (or take the marks back) inside the caller's write transaction.
 
@@ -263,18 +259,18 @@ def _ref_of(record: common_pb2.Record) -> common_pb2.Ref:
 
 # ---------------------------------------------------------------------------- activity
 
-def _day_counts(conn: sqlite3.Connection, sql: str, params: list[object]) -> dict[str, int]:
+def _day_counts(conn: Conn, sql: str, params: list[object]) -> dict[str, int]:
     return {row[0]: row[1] for row in conn.execute(sql, params)}
 
 
-def activity(conn: sqlite3.Connection, request: store_pb2.ActivityRequest,
+def activity(conn: Conn, request: store_pb2.ActivityRequest,
              now_epoch: int) -> store_pb2.ActivityResponse:
     validate.project("project", request.project, needed=False)
     days = validate.bounded("days", request.days, 30, 366, minimum=1)
     today = datetime.fromtimestamp(now_epoch / 1000, tz=UTC).date()
     first = today - timedelta(days=days - 1)
     since = int(datetime(first.year, first.month, first.day, tzinfo=UTC).timestamp() * 1000)
-    day = "date(created_at_epoch / 1000, 'unixepoch')"
+    day = conn.dialect.day_of("created_at_epoch")
     scope = " AND project = ?" if request.project else ""
     params: list[object] = [since, request.project] if request.project else [since]
     prompt_scope = (" AND session_db_id IN (SELECT id FROM sdk_sessions WHERE project = ?)"
@@ -294,7 +290,7 @@ def activity(conn: sqlite3.Connection, request: store_pb2.ActivityRequest,
     return reply
 
 
-def _projects(conn: sqlite3.Connection) -> list[store_pb2.ProjectCount]:
+def _projects(conn: Conn) -> list[store_pb2.ProjectCount]:
     observed = {row[0]: (row[1], row[2]) for row in conn.execute(
         "SELECT project, count(*), max(created_at_epoch) FROM observations GROUP BY project")}
     sessions = {row[0]: (row[1], row[2]) for row in conn.execute(
@@ -314,14 +310,9 @@ def forget_rpc(store: Store, request: store_pb2.ForgetRequest) -> store_pb2.Forg
     refs = check_refs(request.refs, MAX_BATCH) if request.refs else []
     check_forget(request, refs)
     with store.writing() as conn:
-        # Per connection and sticky: the writer zeroes what it frees from now on.
-        conn.execute("PRAGMA secure_delete = ON")
+        store.backend.before_forget(conn)
         reply = forget(conn, refs, list(request.sessions), request.project)
-    scrubber = schema.connect(store.path)
-    try:
-        checkpoint(scrubber)
-    finally:
-        scrubber.close()
+    store.backend.after_forget()
     return reply
 
 

@@ -3,21 +3,23 @@ connection the caller holds inside a transaction, mapping duplicates to the stor
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
+from mnemo import identity
 from mnemo.errors import InvalidArgument
 from mnemo.query import has_cjk
 from mnemo.v1 import common_pb2
 from mnemo.vocab import PROJECT_MAX_BYTES, TITLE_MAX_CHARS, TYPE_NAME_RE
 from store_svc import validate
 from store_svc.convert import to_json_list
+from store_svc.dialect import Conn
 from store_svc.writes import clean, content_hash, ensure_memory_sessions, needs_full_clean, timestamps
 
 _OBS_COLUMNS = ("memory_session_id", "project", "text", "type", "title", "subtitle", "facts", "narrative",
                 "concepts", "files_read", "files_modified", "prompt_number", "discovery_tokens", "created_at",
-                "created_at_epoch", "content_hash", "external_id", "has_cjk")
+                "created_at_epoch", "content_hash", "external_id", "has_cjk", "writer")
 # Rows go to a temp staging table first and then into observations with ONE statement:
 # FTS5 flushes its pending terms at every statement savepoint, so a per-row INSERT would
 # write one index segment per row through the triggers (measured ~2.5x slower).
@@ -25,6 +27,8 @@ _OBS_LIST = ", ".join(_OBS_COLUMNS)
 _STAGE_CREATE = f"CREATE TEMP TABLE IF NOT EXISTS stage_observations({_OBS_LIST})"
 _STAGE_INSERT = f"INSERT INTO temp.stage_observations VALUES ({', '.join('?' for _ in _OBS_COLUMNS)})"
 _OBS_INSERT = f"INSERT INTO observations({_OBS_LIST}) SELECT {_OBS_LIST} FROM temp.stage_observations ORDER BY rowid"
+# PostgreSQL keeps its tsvector in a generated column: one INSERT per row (pipelined) costs no extra.
+_OBS_INSERT_ONE = f"INSERT INTO observations({_OBS_LIST}) VALUES ({', '.join('?' for _ in _OBS_COLUMNS)}) RETURNING id"
 
 
 @dataclass
@@ -96,13 +100,13 @@ def prepare_observation(obs: common_pb2.Observation, where: str) -> PreparedObse
         session, project, text or None, kind, title, subtitle, to_json_list(cleaned["facts"]), narrative,
         to_json_list(cleaned["concepts"]), to_json_list(cleaned["files_read"]),
         to_json_list(cleaned["files_modified"]), obs.prompt_number or None, obs.discovery_tokens, iso, epoch,
-        digest, external_id or None, int(has_cjk(everything)),
+        digest, external_id or None, int(has_cjk(everything)), identity.writer(),
     )
     return PreparedObservation(values, list(obs.tool_use_ids), memory_session_id=session, project=project,
                                epoch=epoch, content_hash=digest, external_id=external_id or None)
 
 
-def _existing_observations(conn: sqlite3.Connection, items: Sequence[PreparedObservation]) -> tuple[dict, dict]:
+def _existing_observations(conn: Conn, items: Sequence[PreparedObservation]) -> tuple[dict, dict]:
     """(external_id -> id, (memory_session_id, content_hash) -> id) of rows already stored."""
     externals = [p.external_id for p in items if p.external_id]
     by_external: dict[str, int] = {}
@@ -123,7 +127,7 @@ def _existing_observations(conn: sqlite3.Connection, items: Sequence[PreparedObs
     return by_external, by_hash
 
 
-def check_tool_uses_exist(conn: sqlite3.Connection, ids: Sequence[int], field: str) -> None:
+def check_tool_uses_exist(conn: Conn, ids: Sequence[int], field: str) -> None:
     wanted = sorted(set(ids))
     if not wanted:
         return
@@ -134,7 +138,7 @@ def check_tool_uses_exist(conn: sqlite3.Connection, ids: Sequence[int], field: s
         raise InvalidArgument(field, f"unknown tool use id {missing[0]}; record the tool use first")
 
 
-def insert_observations(conn: sqlite3.Connection, items: Sequence[PreparedObservation],
+def insert_observations(conn: Conn, items: Sequence[PreparedObservation],
                         where: str = "observations") -> tuple[list[int], list[bool]]:
     """Insert what is new; duplicates (external id or session + content hash) map to existing ids."""
     for i, item in enumerate(items):
@@ -166,15 +170,22 @@ def insert_observations(conn: sqlite3.Connection, items: Sequence[PreparedObserv
         ids.append(-slot)
         created.append(True)
     if fresh:
-        before = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
-        conn.execute(_STAGE_CREATE)
-        conn.executemany(_STAGE_INSERT, [p.values for p in fresh])
-        conn.execute(_OBS_INSERT)
-        conn.execute("DELETE FROM temp.stage_observations")
-        new_ids = [r[0] for r in conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY id", (before,))]
+        new_ids = _insert_rows(conn, fresh)
         ids = [new_ids[-i - 1] if i < 0 else i for i in ids]
         links = [(new_ids[n], t) for n, p in enumerate(fresh) for t in dict.fromkeys(p.tool_use_ids)]
         if links:
-            conn.executemany("INSERT OR IGNORE INTO observation_tool_uses(observation_id, tool_use_id) VALUES (?, ?)",
-                             links)
+            conn.executemany("INSERT INTO observation_tool_uses(observation_id, tool_use_id) VALUES (?, ?) "
+                             "ON CONFLICT DO NOTHING", links)
     return ids, created
+
+
+def _insert_rows(conn: Conn, fresh: Sequence[PreparedObservation]) -> list[int]:
+    """Insert the rows in order; their new ids in the same order."""
+    if conn.dialect.name == "postgres":  # store_svc.pg.conn.PgConnection
+        return cast(Any, conn).insert_ids(_OBS_INSERT_ONE, [p.values for p in fresh])
+    before = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
+    conn.execute(_STAGE_CREATE)
+    conn.executemany(_STAGE_INSERT, [p.values for p in fresh])
+    conn.execute(_OBS_INSERT)
+    conn.execute("DELETE FROM temp.stage_observations")
+    return [r[0] for r in conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY id", (before,))]

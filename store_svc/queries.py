@@ -6,30 +6,22 @@ SQLite only as parameters, and FTS5 expressions come from mnemo.query (quoted to
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mnemo.query import ParsedQuery, Run, exclusion_fts5, like_pattern, table_column, to_fts5, trigram_fts5
+from mnemo.query import ParsedQuery, like_pattern
 from mnemo.v1 import common_pb2
 from store_svc import convert
 from store_svc.convert import OBSERVATION, PROMPT, SUMMARY
-
-# A CJK substring hit found by LIKE (runs under 3 characters) scores like a good bm25 hit.
-LIKE_SCORE = 1.0
-# Most trigrams of one CJK run ORed together (a long pasted run must not build a huge query).
-MAX_TRIGRAMS = 48
+from store_svc.dialect import Conn, Dialect, Row
 
 
 def _chars(alias: str, columns: Sequence[str]) -> str:
     return " + ".join(f"length(coalesce({alias}.{c}, ''))" for c in columns)
 
 
-def _first_file(alias: str, primary: str, secondary: str) -> str:
-    def first(col: str) -> str:
-        return f"(CASE WHEN json_valid({alias}.{col}) THEN json_extract({alias}.{col}, '$[0]') END)"
-
-    return f"coalesce({first(primary)}, {first(secondary)}, '')"
+# Where a kind's index columns put the first file of its JSON file lists (dialect-specific).
+_FIRST_FILE = "@FIRST_FILE@"
 
 
 @dataclass(frozen=True)
@@ -47,6 +39,14 @@ class KindSql:
     index_columns: str
     title_column: str
     """The text column shown as the kind's title: what `title:word` restricts to."""
+
+    def index_select(self, dialect: Dialect) -> str:
+        """index_columns with the first-file expression of the dialect."""
+        if len(self.file_columns) < 2:
+            return self.index_columns
+        a, (primary, secondary) = self.alias, self.file_columns
+        first = f"coalesce({dialect.json_first(f'{a}.{secondary}')}, {dialect.json_first(f'{a}.{primary}')}, '')"
+        return self.index_columns.replace(_FIRST_FILE, first)
 
     @property
     def columns(self) -> dict[str, str]:
@@ -75,7 +75,7 @@ KINDS: dict[int, KindSql] = {
               o.text, ''), 1, 120)) AS title,
             o.created_at AS created_at, o.created_at_epoch AS created_at_epoch,
             ({_chars('o', _OBS_TEXT)}) AS chars, o.project AS project,
-            {_first_file('o', 'files_modified', 'files_read')} AS file""", "title",
+            {_FIRST_FILE} AS file""", "title",
     ),
     SUMMARY: KindSql(
         SUMMARY, "session_summaries", "s", _SUM_TEXT, (4.0, 1.0, 1.0, 1.0, 1.0, 1.0),
@@ -86,7 +86,7 @@ KINDS: dict[int, KindSql] = {
               AS title,
             s.created_at AS created_at, s.created_at_epoch AS created_at_epoch,
             ({_chars('s', _SUM_TEXT)}) AS chars, s.project AS project,
-            {_first_file('s', 'files_edited', 'files_read')} AS file""", "request",
+            {_FIRST_FILE} AS file""", "request",
     ),
     PROMPT: KindSql(
         PROMPT, "user_prompts", "p", ("prompt_text",), (1.0,),
@@ -117,7 +117,7 @@ class Clause:
         self.params.extend(params)
 
     def render(self) -> str:
-        return " AND ".join(self.sql) if self.sql else "1"
+        return " AND ".join(self.sql) if self.sql else "TRUE"
 
 
 def _placeholders(values: Sequence) -> str:
@@ -128,7 +128,7 @@ def not_marked_wrong(kind: int, id_sql: str, filters: common_pb2.Filters) -> str
     """SQL true for rows the owner has not marked wrong (always true when the filters ask for
     marked records too). `kind` and `id_sql` come from code, never from a request."""
     if filters.include_marked_wrong:
-        return "1"
+        return "TRUE"
     return f"NOT EXISTS (SELECT 1 FROM marked_wrong w WHERE w.kind = {int(kind)} AND w.record_id = {id_sql})"
 
 
@@ -141,20 +141,22 @@ def kind_applies(spec: KindSql, filters: common_pb2.Filters) -> bool:
     return not (filters.files and not spec.file_columns)
 
 
-def filter_clause(spec: KindSql, filters: common_pb2.Filters) -> Clause:
+def filter_clause(spec: KindSql, filters: common_pb2.Filters, dialect: Dialect) -> Clause:
     """Every filter as SQL over the kind's table (alias) joined to its session (ss)."""
     a = spec.alias
     clause = Clause([], [])
     if filters.project:
         clause.add(f"{spec.project} = ?", filters.project)
+    if filters.scope_projects:  # the caller's token scope (store_svc.access sets it; never a client)
+        clause.add(f"{spec.project} IN ({_placeholders(filters.scope_projects)})", *filters.scope_projects)
     if filters.platform_source:
         clause.add("ss.platform_source = ?", filters.platform_source)
     if filters.obs_types:
         clause.add(f"{a}.type IN ({_placeholders(filters.obs_types)})", *filters.obs_types)
     if filters.concepts:
         clause.add(
-            f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({a}.concepts) THEN {a}.concepts "
-            f"ELSE '[]' END) WHERE value IN ({_placeholders(filters.concepts)}))",
+            f"EXISTS (SELECT 1 FROM {dialect.json_values(f'{a}.concepts')} "
+            f"WHERE value IN ({_placeholders(filters.concepts)}))",
             *filters.concepts,
         )
     if filters.files:
@@ -162,8 +164,8 @@ def filter_clause(spec: KindSql, filters: common_pb2.Filters) -> Clause:
         for column in spec.file_columns:
             for fragment in filters.files:
                 tests.append(
-                    f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({a}.{column}) THEN {a}.{column} "
-                    f"ELSE '[]' END) WHERE value LIKE ? ESCAPE '\\')"
+                    f"EXISTS (SELECT 1 FROM {dialect.json_values(f'{a}.{column}')} "
+                    f"WHERE value LIKE ? ESCAPE '\\')"
                 )
                 params.append(like_pattern(fragment))
         clause.add("(" + " OR ".join(tests) + ")", *params)
@@ -172,68 +174,6 @@ def filter_clause(spec: KindSql, filters: common_pb2.Filters) -> Clause:
     if filters.date_end_epoch:
         clause.add(f"{a}.created_at_epoch <= ?", filters.date_end_epoch)
     return clause
-
-
-def _like_any(spec: KindSql, fragment: str, alias: str | None = None, column: str = "") -> tuple[str, list]:
-    """A LIKE test of `fragment` in any text column, or only in `column` (a table column)."""
-    prefix = f"{alias}." if alias else ""
-    searched = (column,) if column else spec.text_columns
-    tests = " OR ".join(f"{prefix}{c} LIKE ? ESCAPE '\\'" for c in searched)
-    return f"({tests})", [like_pattern(fragment)] * len(searched)
-
-
-def _trigram_expression(run: str, column: str = "") -> str:
-    """The trigrams of a CJK run ORed: exact substrings rank first, partial overlaps follow."""
-    grams = list(dict.fromkeys(run[i : i + 3] for i in range(len(run) - 2)))[:MAX_TRIGRAMS]
-    return " OR ".join(trigram_fts5(g, column) for g in grams)
-
-
-def _runs_here(spec: KindSql, runs: Iterable[Run]) -> list[tuple[str, str]]:
-    """(text, table column or "") of the runs that can match in this kind's table."""
-    placed = ((run.text, table_column(run.column, spec.columns)) for run in runs)
-    return [(text, column) for text, column in placed if column is not None]
-
-
-def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True) -> tuple[str, list] | None:
-    """SQL yielding (id, score) of the rows matching the query's positive terms, or None.
-
-    Unscored (for totals) it yields ids only and skips bm25, which dominates the cost.
-    """
-    branches: list[tuple[str, list]] = []
-    expression = to_fts5(parsed, spec.columns)
-    weights = ", ".join(str(w) for w in spec.bm25_weights)
-
-    def fts(table: str, rank: str, match: str) -> tuple[str, list]:
-        score = f", {rank} AS score" if scored else ""
-        return f"SELECT rowid AS id{score} FROM {table} WHERE {table} MATCH ?", [match]
-
-    if expression:
-        branches.append(fts(spec.fts, f"-bm25({spec.fts}, {weights})", expression))
-    for run, column in _runs_here(spec, parsed.cjk):
-        if len(run) >= 3:
-            branches.append(fts(spec.tri, f"-bm25({spec.tri})", _trigram_expression(run, column)))
-        else:
-            test, params = _like_any(spec, run, column=column)
-            score = f", {LIKE_SCORE} AS score" if scored else ""
-            branches.append((f"SELECT id{score} FROM {spec.table} WHERE {test}", params))
-    if not branches:
-        return None
-    params = [p for b in branches for p in b[1]]
-    if len(branches) == 1:
-        return branches[0]
-    if not scored:
-        return " UNION ".join(b[0] for b in branches), params
-    sql = " UNION ALL ".join(b[0] for b in branches)
-    return f"SELECT id, sum(score) AS score FROM ({sql}) GROUP BY id", params
-
-
-def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:
-    expression = exclusion_fts5(parsed, spec.columns)
-    if expression:
-        clause.add(f"{spec.alias}.id NOT IN (SELECT rowid FROM {spec.fts} WHERE {spec.fts} MATCH ?)", expression)
-    for run, column in _runs_here(spec, parsed.excluded_cjk):
-        test, params = _like_any(spec, run, spec.alias, column)
-        clause.add(f"NOT {test}", *params)
 
 
 @dataclass
@@ -246,33 +186,34 @@ class Branch:
     count_params: list
 
 
-def _branch(spec: KindSql, filters: common_pb2.Filters, parsed: ParsedQuery | None,
+def _branch(spec: KindSql, filters: common_pb2.Filters, parsed: ParsedQuery | None, conn: Conn,
             by_relevance: bool = False) -> Branch | None:
     if not kind_applies(spec, filters):
         return None
+    dialect = conn.dialect
     a = spec.alias
-    clause = filter_clause(spec, filters)
+    clause = filter_clause(spec, filters, dialect)
     if parsed is not None and parsed.has_exclusions:
-        exclusion_clause(spec, parsed, clause)
+        dialect.exclusion_clause(spec, parsed, clause)
     where = f"{clause.render()} AND {not_marked_wrong(spec.kind, f'{a}.id', filters)}"
     unmarked = not_marked_wrong(spec.kind, "m.id", filters)
     if parsed is not None and not parsed.is_empty:
-        source = match_source(spec, parsed)
-        ids = match_source(spec, parsed, scored=False)
+        source = dialect.match_source(spec, parsed, conn=conn)
+        ids = dialect.match_source(spec, parsed, scored=False)
         if source is None or ids is None:
             return None
         # CROSS JOIN keeps the full-text matches as the outer loop. With a plain JOIN and a
         # filter such as project, SQLite may scan the filter's index and re-run the MATCH for
         # every row it visits: seconds instead of milliseconds on a large store.
         rows = (f"SELECT {spec.kind} AS kind, {a}.id AS id, {a}.created_at_epoch AS epoch, m.score AS score "
-                f"FROM ({source[0]}) m CROSS JOIN {spec.table} {a} ON {a}.id = m.id {spec.session_join} "
+                f"FROM ({source[0]}) m {dialect.join_matches} {spec.table} {a} ON {a}.id = m.id {spec.session_join} "
                 f"WHERE {where}")
         if by_relevance and not clause.sql:
             # Nothing to filter and no time order: rank straight off the index, no row lookups.
             rows = (f"SELECT {spec.kind} AS kind, m.id AS id, 0 AS epoch, m.score AS score FROM ({source[0]}) m "
                     f"WHERE {unmarked}")
         if clause.sql:
-            count = (f"SELECT count(*) FROM ({ids[0]}) m CROSS JOIN {spec.table} {a} ON {a}.id = m.id "
+            count = (f"SELECT count(*) FROM ({ids[0]}) m {dialect.join_matches} {spec.table} {a} ON {a}.id = m.id "
                      f"{spec.session_join} WHERE {where}")
         else:
             count = f"SELECT count(*) FROM ({ids[0]}) m WHERE {unmarked}"
@@ -296,7 +237,7 @@ class ResultPage:
     totals: dict[int, int]
 
 
-def find(conn: sqlite3.Connection, filters: common_pb2.Filters, parsed: ParsedQuery | None,
+def find(conn: Conn, filters: common_pb2.Filters, parsed: ParsedQuery | None,
          order: int, limit: int, offset: int) -> ResultPage:
     """One page of matching records plus true totals per kind.
 
@@ -306,7 +247,7 @@ def find(conn: sqlite3.Connection, filters: common_pb2.Filters, parsed: ParsedQu
     listing = parsed is None or parsed.is_empty  # no text, or only exclusions: nothing to rank by
     by_relevance = not listing and order == common_pb2.ORDER_RELEVANCE
     branches = {k: b for k, spec in KINDS.items()
-                if (b := _branch(spec, filters, parsed, by_relevance)) is not None}
+                if (b := _branch(spec, filters, parsed, conn, by_relevance)) is not None}
     totals = {k: 0 for k in KINDS}
     if not branches:
         return ResultPage([], totals)
@@ -324,23 +265,24 @@ def find(conn: sqlite3.Connection, filters: common_pb2.Filters, parsed: ParsedQu
         f"SELECT kind, id, score FROM ({' UNION ALL '.join(parts)}) ORDER BY {order_sql} LIMIT ? OFFSET ?",
         [*params, limit, offset],
     ).fetchall()
-    return ResultPage([Hit(r["kind"], r["id"], r["score"]) for r in rows], totals)
+    # float(): PostgreSQL hands numeric constants back as Decimal.
+    return ResultPage([Hit(r["kind"], r["id"], float(r["score"])) for r in rows], totals)
 
 
-def index_rows(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
-               filters: common_pb2.Filters | None = None) -> dict[tuple[int, int], sqlite3.Row]:
+def index_rows(conn: Conn, refs: Iterable[tuple[int, int]],
+               filters: common_pb2.Filters | None = None) -> dict[tuple[int, int], Row]:
     """Index-row columns of the given (kind, id) refs that pass the filters."""
     filters = filters or common_pb2.Filters()
     wanted: dict[int, list[int]] = {}
     for kind, rid in refs:
         wanted.setdefault(kind, []).append(rid)
-    found: dict[tuple[int, int], sqlite3.Row] = {}
+    found: dict[tuple[int, int], Row] = {}
     for kind, ids in wanted.items():
         spec = KINDS.get(kind)
         if spec is None or not kind_applies(spec, filters):
             continue
-        clause = filter_clause(spec, filters)
-        sql = (f"SELECT {spec.index_columns} FROM {spec.table} {spec.alias} {spec.session_join} "
+        clause = filter_clause(spec, filters, conn.dialect)
+        sql = (f"SELECT {spec.index_select(conn.dialect)} FROM {spec.table} {spec.alias} {spec.session_join} "
                f"WHERE {spec.alias}.id IN ({_placeholders(ids)}) AND {clause.render()} "
                f"AND {not_marked_wrong(kind, f'{spec.alias}.id', filters)}")
         for row in conn.execute(sql, [*ids, *clause.params]):
@@ -359,7 +301,7 @@ _RECORD_SQL: dict[int, str] = {  # keyed by DocKind values
 }
 
 
-def tool_use_links(conn: sqlite3.Connection, column: str, ids: Sequence[int]) -> dict[int, list[int]]:
+def tool_use_links(conn: Conn, column: str, ids: Sequence[int]) -> dict[int, list[int]]:
     """observation id -> tool-use ids (column='observation_id') or the reverse (column='tool_use_id')."""
     other = "tool_use_id" if column == "observation_id" else "observation_id"
     links: dict[int, list[int]] = {}
@@ -372,7 +314,7 @@ def tool_use_links(conn: sqlite3.Connection, column: str, ids: Sequence[int]) ->
     return links
 
 
-def records(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
+def records(conn: Conn, refs: Iterable[tuple[int, int]],
             project: str = "") -> dict[tuple[int, int], common_pb2.Record]:
     """Full records of the given refs (optionally only those of one project)."""
     wanted: dict[int, list[int]] = {}
@@ -400,7 +342,7 @@ def records(conn: sqlite3.Connection, refs: Iterable[tuple[int, int]],
     return found
 
 
-def wrong_marks(conn: sqlite3.Connection,
+def wrong_marks(conn: Conn,
                 refs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], common_pb2.WrongMark]:
     """The owner's marks on these (kind, id) refs."""
     by_kind: dict[int, list[int]] = {}
@@ -417,7 +359,7 @@ def wrong_marks(conn: sqlite3.Connection,
     return marks
 
 
-def anchor_key(conn: sqlite3.Connection, ref: common_pb2.Ref) -> tuple[int, int, int] | None:
+def anchor_key(conn: Conn, ref: common_pb2.Ref) -> tuple[int, int, int] | None:
     spec = KINDS.get(ref.kind)
     if spec is None:
         return None
@@ -425,7 +367,7 @@ def anchor_key(conn: sqlite3.Connection, ref: common_pb2.Ref) -> tuple[int, int,
     return (row[0], ref.kind, ref.id) if row else None
 
 
-def around(conn: sqlite3.Connection, key: tuple[int, int, int], filters: common_pb2.Filters,
+def around(conn: Conn, key: tuple[int, int, int], filters: common_pb2.Filters,
            before: int, after: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
     """Items strictly before `key` (nearest first) and at-or-after it, in (epoch, kind, id) order."""
     def side(forward: bool, limit: int) -> list[tuple[int, int, int]]:
@@ -437,7 +379,7 @@ def around(conn: sqlite3.Connection, key: tuple[int, int, int], filters: common_
             if not kind_applies(spec, filters):
                 continue
             a = spec.alias
-            clause = filter_clause(spec, filters)
+            clause = filter_clause(spec, filters, conn.dialect)
             clause.add(f"{a}.created_at_epoch {'>=' if forward else '<='} ?", key[0])
             clause.add(f"({a}.created_at_epoch, {spec.kind}, {a}.id) {cmp} (?, ?, ?)", *key)
             clause.add(not_marked_wrong(spec.kind, f"{a}.id", filters))

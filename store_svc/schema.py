@@ -13,6 +13,9 @@ from pathlib import Path
 from mnemo.logs import get_logger
 from mnemo.query import CJK_CLASS
 from mnemo.timefmt import iso_from_ms, now_ms
+from store_svc.access import ACCESS_SQL
+from store_svc.fts_sqlite import SqliteConnection
+from store_svc.lease import LEASES_SQL
 
 log = get_logger(__name__)
 
@@ -294,13 +297,16 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "raw tool uses", _TOOL_USES),
     (4, "cursors, work state, corpora", _STATE),
     (5, "records marked wrong", _MARKED_WRONG),
+    (6, "leases", LEASES_SQL),
+    (7, "access tokens, writers, cursor owners", ACCESS_SQL),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 
-def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path | str, *, readonly: bool = False) -> SqliteConnection:
     """A connection with the store's pragmas; autocommit mode (transactions are explicit)."""
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0,
+                           factory=SqliteConnection)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 5000")
     conn.execute("PRAGMA foreign_keys = ON")

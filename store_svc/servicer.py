@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import grpc
 
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
-from store_svc import curation
+from store_svc import access, curation, lease, tokens
 from store_svc.core import Store
 from store_svc.wire import lenient_parser
 
@@ -108,6 +108,21 @@ class StoreServicer(store_pb2_grpc.StoreServiceServicer):
     def MarkWrong(self, request, context):
         return curation.mark_wrong_rpc(self.store, request)
 
+    def AcquireLease(self, request, context):
+        return lease.acquire(self.store, request)
+
+    def WhoAmI(self, request, context):
+        return tokens.who_am_i()
+
+    def AddToken(self, request, context):
+        return tokens.add_token(self.store, request)
+
+    def ListTokens(self, request, context):
+        return tokens.list_tokens(self.store, request)
+
+    def RevokeToken(self, request, context):
+        return tokens.revoke_token(self.store, request)
+
 
 def _message_class(descriptor):
     return getattr(store_pb2, descriptor.name, None) or getattr(common_pb2, descriptor.name)
@@ -120,7 +135,7 @@ def register(server: grpc.Server, store: Store) -> Iterable[str]:
     for method in store_pb2.DESCRIPTOR.services_by_name["StoreService"].methods:
         make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
         handlers[method.name] = make(
-            getattr(servicer, method.name),
+            access.guard(method.name, getattr(servicer, method.name), store, streaming=method.server_streaming),
             request_deserializer=lenient_parser(_message_class(method.input_type)),
             response_serializer=_message_class(method.output_type).SerializeToString,
         )

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from mnemo import identity
 from mnemo.errors import Aborted, InvalidArgument, NotFound
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import store_pb2
 from mnemo.vocab import CONTINUATION_RE, CORPUS_NAME_RE
 from store_svc import convert, validate
+from store_svc.dialect import Conn, Row
 from store_svc.writes import clean, clean_strings
 
 DEFAULT_KEY = "default"
@@ -20,7 +21,7 @@ DEFAULT_KEY = "default"
 
 # ---------------------------------------------------------------------------- cursors
 
-def save_cursor(conn: sqlite3.Connection, cursor: store_pb2.Cursor, ttl_s: int) -> store_pb2.Cursor:
+def save_cursor(conn: Conn, cursor: store_pb2.Cursor, ttl_s: int) -> store_pb2.Cursor:
     if not CONTINUATION_RE.fullmatch(cursor.token):
         raise InvalidArgument("token", "must be 'ms_' followed by 24 URL-safe characters")
     validate.json_text("state_json", cursor.state_json, validate.MAX_CURSOR_STATE_BYTES)
@@ -30,23 +31,30 @@ def save_cursor(conn: sqlite3.Connection, cursor: store_pb2.Cursor, ttl_s: int) 
     expires = cursor.expires_at_epoch or created + ttl_s * 1000
     if expires <= created:
         raise InvalidArgument("expires_at_epoch", "must be after created_at_epoch")
-    conn.execute("INSERT OR REPLACE INTO cursors(token, state_json, created_at_epoch, expires_at_epoch) "
-                 "VALUES (?, ?, ?, ?)", (cursor.token, cursor.state_json, created, expires))
+    owner = identity.writer()
+    known = conn.execute("SELECT owner FROM cursors WHERE token = ?", (cursor.token,)).fetchone()
+    if known is not None and known["owner"] != owner:
+        raise InvalidArgument("token", "already used; draw a new random token")  # never replace another's cursor
+    conn.execute("INSERT INTO cursors(token, state_json, created_at_epoch, expires_at_epoch, owner) "
+                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (token) DO UPDATE SET state_json = excluded.state_json, "
+                 "created_at_epoch = excluded.created_at_epoch, expires_at_epoch = excluded.expires_at_epoch, "
+                 "owner = excluded.owner", (cursor.token, cursor.state_json, created, expires, owner))
     return store_pb2.Cursor(token=cursor.token, state_json=cursor.state_json, created_at_epoch=created,
                             expires_at_epoch=expires)
 
 
-def load_cursor(conn: sqlite3.Connection, request: store_pb2.LoadCursorRequest) -> store_pb2.Cursor:
+def load_cursor(conn: Conn, request: store_pb2.LoadCursorRequest) -> store_pb2.Cursor:
     validate.required("token", request.token)
     now = request.now_epoch or now_ms()
     row = conn.execute("SELECT * FROM cursors WHERE token = ?", (request.token[:64],)).fetchone()
-    if row is None or row["expires_at_epoch"] <= now:
+    # A cursor is bound to the user whose token created it: anyone else is told it does not exist.
+    if row is None or row["expires_at_epoch"] <= now or row["owner"] != identity.writer():
         raise NotFound("cursor unknown or expired; run the search again without a cursor")
     return store_pb2.Cursor(token=row["token"], state_json=row["state_json"],
                             created_at_epoch=row["created_at_epoch"], expires_at_epoch=row["expires_at_epoch"])
 
 
-def purge_cursors(conn: sqlite3.Connection, now_epoch: int) -> int:
+def purge_cursors(conn: Conn, now_epoch: int) -> int:
     validate.non_negative("now_epoch", now_epoch)
     return conn.execute("DELETE FROM cursors WHERE expires_at_epoch < ?", (now_epoch or now_ms(),)).rowcount
 
@@ -64,7 +72,7 @@ def _work_key(project: str, key: str) -> tuple[str, str]:
     return project, key
 
 
-def write_work_state(conn: sqlite3.Connection, request: store_pb2.WriteWorkStateRequest) -> store_pb2.WorkState:
+def write_work_state(conn: Conn, request: store_pb2.WriteWorkStateRequest) -> store_pb2.WorkState:
     project, key = _work_key(request.project, request.key)
     validate.required("content", request.content)
     if len(request.content.encode("utf-8")) > validate.MAX_WORK_STATE_BYTES:
@@ -77,8 +85,10 @@ def write_work_state(conn: sqlite3.Connection, request: store_pb2.WriteWorkState
                       "read it and retry with the current version")
     epoch = now_ms()
     values = (project, key, clean(request.content), current + 1, iso_from_ms(epoch), epoch)
-    conn.execute("INSERT OR REPLACE INTO work_state(project, key, content, version, updated_at, updated_at_epoch) "
-                 "VALUES (?,?,?,?,?,?)", values)
+    conn.execute("INSERT INTO work_state(project, key, content, version, updated_at, updated_at_epoch) "
+                 "VALUES (?,?,?,?,?,?) ON CONFLICT (project, key) DO UPDATE SET content = excluded.content, "
+                 "version = excluded.version, updated_at = excluded.updated_at, "
+                 "updated_at_epoch = excluded.updated_at_epoch", values)
     conn.execute("INSERT INTO work_state_history(project, key, content, version, updated_at, updated_at_epoch) "
                  "VALUES (?,?,?,?,?,?)", values)
     return store_pb2.WorkState(project=project, key=key, content=values[2], version=values[3],
@@ -86,7 +96,7 @@ def write_work_state(conn: sqlite3.Connection, request: store_pb2.WriteWorkState
 
 
 def read_work_state(
-    conn: sqlite3.Connection, request: store_pb2.ReadWorkStateRequest
+    conn: Conn, request: store_pb2.ReadWorkStateRequest
 ) -> store_pb2.ReadWorkStateResponse:
     project, key = _work_key(request.project, request.key)
     if not 0 <= request.history <= 50:
@@ -119,7 +129,12 @@ def _corpus_name(name: str) -> str:
     return name
 
 
-def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.Corpus:
+_CORPUS_UPDATE = ", ".join(f"{c} = excluded.{c}" for c in (
+    "description", "filter_json", "observation_ids", "stats_json", "priming_state", "last_job_json", "digest_json",
+    "session_id", "created_at_epoch", "updated_at_epoch"))
+
+
+def put_corpus(conn: Conn, corpus: store_pb2.Corpus) -> store_pb2.Corpus:
     name = _corpus_name(corpus.name)
     validate.max_chars("description", corpus.description, 2000)
     state = corpus.priming_state or "unprimed"
@@ -130,8 +145,9 @@ def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.
     row = conn.execute("SELECT created_at_epoch FROM corpora WHERE name = ?", (name,)).fetchone()
     created = row["created_at_epoch"] if row else (corpus.created_at_epoch or now)
     conn.execute(
-        "INSERT OR REPLACE INTO corpora(name, description, filter_json, observation_ids, stats_json, priming_state, "
-        "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO corpora(name, description, filter_json, observation_ids, stats_json, priming_state, "
+        "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+        f"ON CONFLICT (name) DO UPDATE SET {_CORPUS_UPDATE}",
         (
             name,
             clean(corpus.description),
@@ -152,7 +168,7 @@ def put_corpus(conn: sqlite3.Connection, corpus: store_pb2.Corpus) -> store_pb2.
     return get_corpus(conn, name)
 
 
-def _append_turn(conn: sqlite3.Connection, name: str, turn: store_pb2.CorpusTurn) -> None:
+def _append_turn(conn: Conn, name: str, turn: store_pb2.CorpusTurn) -> None:
     conn.execute(
         "INSERT INTO corpus_history(corpus_name, question, answer, citations, created_at_epoch) VALUES (?,?,?,?,?)",
         (name, clean(turn.question), clean(turn.answer), json.dumps(list(turn.citations)),
@@ -160,7 +176,7 @@ def _append_turn(conn: sqlite3.Connection, name: str, turn: store_pb2.CorpusTurn
     )
 
 
-def _corpus_pb(row: sqlite3.Row) -> store_pb2.Corpus:
+def _corpus_pb(row: Row) -> store_pb2.Corpus:
     corpus = store_pb2.Corpus(
         name=row["name"],
         description=row["description"],
@@ -176,7 +192,7 @@ def _corpus_pb(row: sqlite3.Row) -> store_pb2.Corpus:
     return corpus
 
 
-def get_corpus(conn: sqlite3.Connection, name: str) -> store_pb2.Corpus:
+def get_corpus(conn: Conn, name: str) -> store_pb2.Corpus:
     row = conn.execute("SELECT * FROM corpora WHERE name = ?", (name,)).fetchone()
     if row is None:
         raise NotFound(f"corpus {name[:64]!r} not found; list_corpora shows the existing ones")
@@ -192,12 +208,12 @@ def get_corpus(conn: sqlite3.Connection, name: str) -> store_pb2.Corpus:
     return corpus
 
 
-def list_corpora(conn: sqlite3.Connection) -> store_pb2.ListCorporaResponse:
+def list_corpora(conn: Conn) -> store_pb2.ListCorporaResponse:
     rows = conn.execute("SELECT * FROM corpora ORDER BY name")
     return store_pb2.ListCorporaResponse(corpora=[_corpus_pb(r) for r in rows])
 
 
-def update_corpus(conn: sqlite3.Connection, request: store_pb2.UpdateCorpusRequest) -> store_pb2.Corpus:
+def update_corpus(conn: Conn, request: store_pb2.UpdateCorpusRequest) -> store_pb2.Corpus:
     name = _corpus_name(request.name)
     current = get_corpus(conn, name)
     if request.expected_state and request.expected_state != current.priming_state:

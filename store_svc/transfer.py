@@ -10,14 +10,15 @@ item is reported and the rest are imported.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
 
+from mnemo import identity
 from mnemo.errors import InvalidArgument, MnemoError
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import DEFAULT_PLATFORM
 from store_svc import convert, observations, queries, validate, writes
+from store_svc.dialect import Conn, Row
 from store_svc.writes import clean
 
 log = get_logger(__name__)
@@ -29,13 +30,13 @@ def _scoped(sql: str, project: str, column: str) -> tuple[str, list]:
     return (f"{sql} WHERE {column} = ?", [project]) if project else (sql, [])
 
 
-def _batches(conn: sqlite3.Connection, sql: str, params: list) -> Iterator[list[sqlite3.Row]]:
+def _batches(conn: Conn, sql: str, params: list) -> Iterator[list[Row]]:
     cursor = conn.execute(sql, params)
     while rows := cursor.fetchmany(_BATCH):
         yield rows
 
 
-def export_items(conn: sqlite3.Connection, project: str) -> Iterator[store_pb2.ExportItem]:
+def export_items(conn: Conn, project: str) -> Iterator[store_pb2.ExportItem]:
     """Sessions, prompts, observations, summaries, tool uses; each kind oldest first."""
     sql, params = _scoped("SELECT * FROM sdk_sessions", project, "project")
     for rows in _batches(conn, sql + " ORDER BY started_at_epoch, id", params):
@@ -59,7 +60,7 @@ def export_items(conn: sqlite3.Connection, project: str) -> Iterator[store_pb2.E
         yield from (store_pb2.ExportItem(tool_use=convert.tool_use_pb(r, links.get(r["id"], ()))) for r in rows)
 
 
-def _import_session(conn: sqlite3.Connection, s: common_pb2.Session) -> bool:
+def _import_session(conn: Conn, s: common_pb2.Session) -> bool:
     validate.identifier("session.content_session_id", s.content_session_id)
     validate.project("session.project", s.project)
     platform = validate.identifier("session.platform_source", s.platform_source, needed=False) or DEFAULT_PLATFORM
@@ -79,7 +80,7 @@ def _import_session(conn: sqlite3.Connection, s: common_pb2.Session) -> bool:
     return True
 
 
-def _import_prompt(conn: sqlite3.Connection, p: common_pb2.UserPrompt) -> bool:
+def _import_prompt(conn: Conn, p: common_pb2.UserPrompt) -> bool:
     prepared = writes.prepare_prompt(p.content_session_id, p.platform_source, p.project, p.prompt_text,
                                      p.created_at_epoch, p.external_id, p.prompt_number, p.created_at)
     if p.prompt_number and conn.execute(
@@ -92,7 +93,7 @@ def _import_prompt(conn: sqlite3.Connection, p: common_pb2.UserPrompt) -> bool:
     return not reason
 
 
-def _import_observation(conn: sqlite3.Connection, o: common_pb2.Observation) -> bool:
+def _import_observation(conn: Conn, o: common_pb2.Observation) -> bool:
     copy = common_pb2.Observation()
     copy.CopyFrom(o)
     del copy.tool_use_ids[:]  # row ids of another database: they do not name our tool uses
@@ -101,19 +102,25 @@ def _import_observation(conn: sqlite3.Connection, o: common_pb2.Observation) -> 
     return created[0]
 
 
-def _import_summary(conn: sqlite3.Connection, s: common_pb2.Summary) -> bool:
+def _import_summary(conn: Conn, s: common_pb2.Summary) -> bool:
     return writes.insert_summary(conn, writes.prepare_summary(s, "summary"), dedupe_on_time=True)[1]
 
 
-def _import_tool_use(conn: sqlite3.Connection, t: common_pb2.ToolUse, cap: int) -> bool:
+def _import_tool_use(conn: Conn, t: common_pb2.ToolUse, cap: int) -> bool:
     copy = common_pb2.ToolUse()
     copy.CopyFrom(t)
     del copy.observation_ids[:]
     return writes.insert_tool_use(conn, copy, cap, dedupe_on_time=True)[1]
 
 
-def _import_one(conn: sqlite3.Connection, item: store_pb2.ExportItem, cap: int) -> bool:
+def _import_one(conn: Conn, item: store_pb2.ExportItem, cap: int) -> bool:
     which = item.WhichOneof("item")
+    recorded = getattr(item, which).writer if which else ""
+    with identity.keeping_writer(recorded):  # an admin import keeps each record's writer
+        return _import_kind(conn, item, which, cap)
+
+
+def _import_kind(conn: Conn, item: store_pb2.ExportItem, which: str | None, cap: int) -> bool:
     if which == "session":
         return _import_session(conn, item.session)
     if which == "prompt":
@@ -127,13 +134,13 @@ def _import_one(conn: sqlite3.Connection, item: store_pb2.ExportItem, cap: int) 
     raise InvalidArgument("item", "empty: set session, prompt, observation, summary or tool_use")
 
 
-def import_items(conn: sqlite3.Connection, items: Iterable[store_pb2.ExportItem], cap: int) -> store_pb2.ImportResponse:
+def import_items(conn: Conn, items: Iterable[store_pb2.ExportItem], cap: int) -> store_pb2.ImportResponse:
     reply = store_pb2.ImportResponse()
     for index, item in enumerate(items):
         conn.execute("SAVEPOINT item")
         try:
             created = _import_one(conn, item, cap)
-        except (MnemoError, sqlite3.IntegrityError) as err:
+        except (MnemoError, conn.IntegrityError) as err:
             conn.execute("ROLLBACK TO item")
             conn.execute("RELEASE item")
             reply.errors.add(index=index, message=str(err))

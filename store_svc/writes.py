@@ -4,14 +4,13 @@ that the caller holds inside a transaction. Used by the RPCs and by Import alike
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from mnemo import privacy
+from mnemo import identity, privacy
 from mnemo.errors import InvalidArgument, NotFound
 from mnemo.query import has_cjk
 from mnemo.timefmt import iso_from_ms, now_ms
@@ -19,6 +18,7 @@ from mnemo.v1 import common_pb2
 from mnemo.vocab import DEFAULT_PLATFORM
 from store_svc import convert, validate
 from store_svc.convert import to_json_list
+from store_svc.dialect import Conn, Cursor, Row
 
 PROMPT_DEDUPE_WINDOW_MS = 10_000
 
@@ -101,11 +101,13 @@ def cap_bytes(text: str, limit: int) -> tuple[str, bool, int]:
     return raw[:limit].decode("utf-8", "ignore"), True, len(raw)
 
 
-def inserted_id(cursor: sqlite3.Cursor) -> int:
-    """The id of the row an INSERT on `cursor` just created (sqlite3 types it Optional)."""
-    if cursor.lastrowid is None:
+def inserted_id(cursor: Cursor) -> int:
+    """The id of the row an `INSERT ... RETURNING id` on `cursor` just created (both backends
+    speak RETURNING; PostgreSQL has no lastrowid)."""
+    row = cursor.fetchone()
+    if row is None:
         raise RuntimeError("INSERT created no row")
-    return cursor.lastrowid
+    return int(row[0])
 
 
 def timestamps(epoch: int, text: str = "") -> tuple[int, str]:
@@ -135,33 +137,33 @@ def _clean_field(field: str, value: str, limit: int = validate.MAX_TEXT_CHARS) -
 
 # ---------------------------------------------------------------------------- sessions
 
-def session_by_content(conn: sqlite3.Connection, platform: str, content_session_id: str) -> sqlite3.Row | None:
+def session_by_content(conn: Conn, platform: str, content_session_id: str) -> Row | None:
     return conn.execute("SELECT * FROM sdk_sessions WHERE platform_source = ? AND content_session_id = ?",
                         (platform, content_session_id)).fetchone()
 
 
-def session_for_content(conn: sqlite3.Connection, content_session_id: str) -> sqlite3.Row | None:
+def session_for_content(conn: Conn, content_session_id: str) -> Row | None:
     """The session of a host session id on any platform (claude first)."""
     return conn.execute(
         "SELECT * FROM sdk_sessions WHERE content_session_id = ? ORDER BY platform_source = 'claude' DESC, id "
         "LIMIT 1", (content_session_id,)).fetchone()
 
 
-def session_by_id(conn: sqlite3.Connection, row_id: int) -> sqlite3.Row:
+def session_by_id(conn: Conn, row_id: int) -> Row:
     return conn.execute("SELECT * FROM sdk_sessions WHERE id = ?", (row_id,)).fetchone()
 
 
-def check_memory_session_free(conn: sqlite3.Connection, memory_session_id: str, own_id: int | None) -> None:
+def check_memory_session_free(conn: Conn, memory_session_id: str, own_id: int | None) -> None:
     row = conn.execute("SELECT id FROM sdk_sessions WHERE memory_session_id = ?", (memory_session_id,)).fetchone()
     if row and row["id"] != own_id:
         raise InvalidArgument("memory_session_id", f"{memory_session_id!r} already belongs to another session")
 
 
-def create_session(conn: sqlite3.Connection, *, content_session_id: str, project: str, platform: str,
+def create_session(conn: Conn, *, content_session_id: str, project: str, platform: str,
                    memory_session_id: str = "", user_prompt: str = "", custom_title: str = "",
                    started_at_epoch: int = 0, started_at: str = "", external_id: str = "",
                    status: str = "active", completed_at_epoch: int = 0, completed_at: str = "",
-                   prompt_counter: int = 0) -> sqlite3.Row:
+                   prompt_counter: int = 0) -> Row:
     memory_session_id = memory_session_id or content_session_id
     check_memory_session_free(conn, memory_session_id, None)
     epoch, iso = timestamps(started_at_epoch, started_at)
@@ -169,28 +171,37 @@ def create_session(conn: sqlite3.Connection, *, content_session_id: str, project
     cursor = conn.execute(
         "INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, user_prompt, "
         "started_at, started_at_epoch, completed_at, completed_at_epoch, status, prompt_counter, custom_title, "
-        "external_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "external_id, writer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
         (content_session_id, memory_session_id, project, platform, user_prompt or None, iso, epoch, done_iso,
-         completed_at_epoch or None, status, prompt_counter, custom_title or None, external_id or None))
+         completed_at_epoch or None, status, prompt_counter, custom_title or None, external_id or None,
+         identity.writer()))
     return session_by_id(conn, inserted_id(cursor))
 
 
-def ensure_memory_sessions(conn: sqlite3.Connection, pairs: dict[str, tuple[str, int]]) -> None:
+def ensure_memory_sessions(conn: Conn, pairs: dict[str, tuple[str, int]]) -> None:
     """Make sure a session exists for each memory_session_id -> (project, epoch) (observations,
     summaries). A missing one is created with the memory id as its host id, platform claude."""
+    confined = identity.restricted_projects() is not None
     for memory_session_id, (project, epoch) in pairs.items():
         conn.execute(
-            "INSERT OR IGNORE INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, "
-            "started_at, started_at_epoch) VALUES (?, ?, ?, ?, ?, ?)",
-            (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch))
+            "INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, "
+            "started_at, started_at_epoch, writer) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch,
+             identity.writer()))
+        if confined:  # records go only into sessions of the caller's projects (checked in the transaction)
+            owner = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?",
+                                 (memory_session_id,)).fetchone()
+            identity.require_own_session("memory_session_id", owner["project"] if owner else project)
 
 
-def session_for_write(conn: sqlite3.Connection, content_session_id: str, platform: str, project: str,
-                      field_prefix: str = "") -> sqlite3.Row:
+def session_for_write(conn: Conn, content_session_id: str, platform: str, project: str,
+                      field_prefix: str = "") -> Row:
     """The session a prompt or tool use belongs to, created when missing (then project is required)."""
     row = session_by_content(conn, platform, content_session_id) if platform else None
     row = row or session_for_content(conn, content_session_id)
     if row:
+        # Checked here, inside the write transaction: the session cannot change hands meanwhile.
+        identity.require_own_session(f"{field_prefix}content_session_id", row["project"])
         return row
     if not project:
         raise InvalidArgument(f"{field_prefix}project", "required when the session does not exist yet")
@@ -227,14 +238,14 @@ def prepare_prompt(content_session_id: str, platform: str, project: str, text: s
                           external_id, prompt_number)
 
 
-def prompt_row(conn: sqlite3.Connection, prompt_id: int) -> sqlite3.Row:
+def prompt_row(conn: Conn, prompt_id: int) -> Row:
     return conn.execute(
         "SELECT p.*, ss.project AS project, ss.memory_session_id AS memory_session_id, "
         "ss.platform_source AS platform_source FROM user_prompts p LEFT JOIN sdk_sessions ss "
         "ON ss.id = p.session_db_id WHERE p.id = ?", (prompt_id,)).fetchone()
 
 
-def insert_prompt(conn: sqlite3.Connection, prompt: PreparedPrompt) -> tuple[sqlite3.Row | None, str]:
+def insert_prompt(conn: Conn, prompt: PreparedPrompt) -> tuple[Row | None, str]:
     """Store a prepared prompt. Returns (row, "") or (existing row or None, skip reason)."""
     if prompt.external_id:
         known = conn.execute("SELECT id FROM user_prompts WHERE external_id = ?", (prompt.external_id,)).fetchone()
@@ -249,15 +260,15 @@ def insert_prompt(conn: sqlite3.Connection, prompt: PreparedPrompt) -> tuple[sql
         if twin:
             return prompt_row(conn, twin["id"]), "duplicate"
     number = prompt.prompt_number or session["prompt_counter"] + 1
-    conn.execute("UPDATE sdk_sessions SET prompt_counter = max(prompt_counter, ?) WHERE id = ?",
-                 (number, session["id"]))
+    conn.execute("UPDATE sdk_sessions SET prompt_counter = ? WHERE id = ? AND prompt_counter < ?",
+                 (number, session["id"], number))
     if not prompt.text:
         return None, "private"
     cursor = conn.execute(
         "INSERT INTO user_prompts(session_db_id, content_session_id, prompt_number, prompt_text, created_at, "
-        "created_at_epoch, external_id, has_cjk) VALUES (?,?,?,?,?,?,?,?)",
+        "created_at_epoch, external_id, has_cjk, writer) VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
         (session["id"], prompt.content_session_id, number, prompt.text, prompt.created_at, prompt.epoch,
-         prompt.external_id or None, int(has_cjk(prompt.text))))
+         prompt.external_id or None, int(has_cjk(prompt.text)), identity.writer()))
     if not session["user_prompt"]:
         conn.execute("UPDATE sdk_sessions SET user_prompt = ? WHERE id = ?", (prompt.text, session["id"]))
     return prompt_row(conn, inserted_id(cursor)), ""
@@ -267,7 +278,7 @@ def insert_prompt(conn: sqlite3.Connection, prompt: PreparedPrompt) -> tuple[sql
 
 _SUM_COLUMNS = ("memory_session_id", "project", "request", "investigated", "learned", "completed", "next_steps",
                 "files_read", "files_edited", "notes", "prompt_number", "discovery_tokens", "created_at",
-                "created_at_epoch", "external_id", "has_cjk")
+                "created_at_epoch", "external_id", "has_cjk", "writer")
 
 
 def prepare_summary(summary: common_pb2.Summary, where: str) -> tuple:
@@ -287,10 +298,10 @@ def prepare_summary(summary: common_pb2.Summary, where: str) -> tuple:
             to_json_list(_clean_list(f"{where}.files_read", summary.files_read)),
             to_json_list(_clean_list(f"{where}.files_edited", summary.files_edited)), notes,
             summary.prompt_number or None, summary.discovery_tokens, iso, epoch, summary.external_id or None,
-            int(has_cjk(*texts, notes)))
+            int(has_cjk(*texts, notes)), identity.writer())
 
 
-def insert_summary(conn: sqlite3.Connection, values: tuple, *, dedupe_on_time: bool = False) -> tuple[int, bool]:
+def insert_summary(conn: Conn, values: tuple, *, dedupe_on_time: bool = False) -> tuple[int, bool]:
     external_id = values[14]
     if external_id:
         known = conn.execute("SELECT id FROM session_summaries WHERE external_id = ?", (external_id,)).fetchone()
@@ -303,7 +314,8 @@ def insert_summary(conn: sqlite3.Connection, values: tuple, *, dedupe_on_time: b
             return known["id"], False
     ensure_memory_sessions(conn, {values[0]: (values[1], values[13])})
     cursor = conn.execute(
-        f"INSERT INTO session_summaries({', '.join(_SUM_COLUMNS)}) VALUES ({', '.join('?' for _ in _SUM_COLUMNS)})",
+        f"INSERT INTO session_summaries({', '.join(_SUM_COLUMNS)}) VALUES ({', '.join('?' for _ in _SUM_COLUMNS)}) "
+        "RETURNING id",
         values)
     return inserted_id(cursor), True
 
@@ -314,14 +326,14 @@ TOOL_USE_SELECT = ("SELECT t.*, ss.memory_session_id AS memory_session_id, ss.pr
                    "LEFT JOIN sdk_sessions ss ON ss.id = t.session_db_id")
 
 
-def tool_use_message(conn: sqlite3.Connection, row_id: int) -> common_pb2.ToolUse:
+def tool_use_message(conn: Conn, row_id: int) -> common_pb2.ToolUse:
     row = conn.execute(f"{TOOL_USE_SELECT} WHERE t.id = ?", (row_id,)).fetchone()
     links = [r[0] for r in conn.execute(
         "SELECT observation_id FROM observation_tool_uses WHERE tool_use_id = ? ORDER BY observation_id", (row_id,))]
     return convert.tool_use_pb(row, links)
 
 
-def insert_tool_use(conn: sqlite3.Connection, tool: common_pb2.ToolUse, cap: int, where: str = "tool_use",
+def insert_tool_use(conn: Conn, tool: common_pb2.ToolUse, cap: int, where: str = "tool_use",
                     *, dedupe_on_time: bool = False) -> tuple[int, bool]:
     validate.identifier(f"{where}.content_session_id", tool.content_session_id)
     validate.identifier(f"{where}.tool_name", tool.tool_name)
@@ -354,17 +366,18 @@ def insert_tool_use(conn: sqlite3.Connection, tool: common_pb2.ToolUse, cap: int
     cursor = conn.execute(
         "INSERT INTO tool_uses(session_db_id, content_session_id, tool_use_id, tool_name, tool_input, tool_response, "
         "input_truncated, response_truncated, input_size, response_size, cwd, prompt_number, created_at, "
-        "created_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "created_at_epoch, writer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
         (session["id"], tool.content_session_id, tool.tool_use_id or None, tool.tool_name, tool_input, response,
          int(input_cut), int(response_cut), input_size, response_size, tool.cwd or None,
-         tool.prompt_number or None, iso, epoch))
+         tool.prompt_number or None, iso, epoch, identity.writer()))
     row_id = inserted_id(cursor)
-    conn.executemany("INSERT OR IGNORE INTO observation_tool_uses(observation_id, tool_use_id) VALUES (?, ?)",
+    conn.executemany("INSERT INTO observation_tool_uses(observation_id, tool_use_id) VALUES (?, ?) "
+                     "ON CONFLICT DO NOTHING",
                      [(o, row_id) for o in observation_ids])
     return row_id, True
 
 
-def require_row(row: sqlite3.Row | None, what: str) -> sqlite3.Row:
+def require_row(row: Row | None, what: str) -> Row:
     if row is None:
         raise NotFound(f"{what} not found")
     return row

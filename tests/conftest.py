@@ -18,6 +18,7 @@ import pytest
 
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides
 from mnemo.grpc_client import open_channel
+from tests.pg import postgres_database, postgres_dsn  # noqa: F401 - fixtures for every test
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LOCOMO_DIR = REPO_ROOT.parent / "shared" / "data" / "locomo"
@@ -33,12 +34,26 @@ def home() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+# Run a store test module on both backends: `pytestmark = [BOTH_BACKENDS]` (settings follows).
+BOTH_BACKENDS = pytest.mark.parametrize("store_backend", ["sqlite", "postgres"])
+
+
 @pytest.fixture
-def settings(home: Path) -> Settings:
+def store_backend() -> str:
+    """The store backend `settings` selects; store suites parametrize it (BOTH_BACKENDS).
+    TEST_STORE_BACKEND=postgres runs every other test on PostgreSQL too."""
+    return os.environ.get("TEST_STORE_BACKEND", "sqlite")
+
+
+@pytest.fixture
+def settings(home: Path, store_backend: str, request: pytest.FixtureRequest) -> Settings:
     """Settings for tests: the fast deterministic embedder, short intervals, no config.toml leakage."""
     base = load_settings({"home": str(home)}, environ={})
     ensure_private_dirs(base)
-    return with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning")
+    base = with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning")
+    if store_backend == "postgres":  # a fresh database of the session's PostgreSQL (tests/pg.py)
+        base = with_overrides(base, store_backend="postgres", store_dsn=request.getfixturevalue("postgres_database"))
+    return base
 
 
 def start_service(name: str, settings: Settings, listen: str | None = None):
@@ -103,6 +118,8 @@ def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
     env.update({"MNEMO_HOME": str(settings.home), "MNEMO_EMBEDDER": settings.embedder,
                 "MNEMO_LOG_LEVEL": "warning", "MNEMO_VECTOR_POLL_MS": str(settings.vector_poll_ms)})
+    if settings.store_backend != "sqlite":
+        env.update({"MNEMO_STORE_BACKEND": settings.store_backend, "MNEMO_STORE_DSN": settings.store_dsn})
     env.update(extra)
     return env
 

@@ -25,6 +25,7 @@ from vector_svc.index import IndexDamaged, ModelMismatch, VectorIndex
 if TYPE_CHECKING:  # the store client is handed in: the follower itself imports no gRPC
     from mnemo.grpc_client import ServiceClient
     from mnemo.v1.store_pb2_grpc import StoreServiceStub
+    from vector_svc.election import Election
 
 log = get_logger(__name__)
 
@@ -43,9 +44,12 @@ class SyncResult:
 class Follower:
     """Moves the index forward along the change feed, in the background and on request."""
 
-    def __init__(self, index: VectorIndex, store: ServiceClient[StoreServiceStub], poll_ms: int):
+    def __init__(self, index: VectorIndex, store: ServiceClient[StoreServiceStub], poll_ms: int,
+                 election: Election | None = None):
         self.index = index
         self.store = store
+        # With replicas on one Chroma server, only the lease holder follows (vector_svc.election).
+        self.election = election
         self.poll_s = max(poll_ms, 10) / 1000.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -141,6 +145,8 @@ class Follower:
 
     # -- in the background ---------------------------------------------------------------------
     def start(self) -> None:
+        if self.election is not None:
+            self.election.start()
         self._thread = threading.Thread(target=self._run, name="vector-follower", daemon=True)
         self._thread.start()
 
@@ -148,10 +154,15 @@ class Follower:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.election is not None:
+            self.election.stop()
 
     def _run(self) -> None:
         delay = self.poll_s
         while not self._stop.wait(delay):
+            if not self._may_follow():
+                delay = self.poll_s  # a standby: its election thread asks for the lease meanwhile
+                continue
             try:
                 delay = self._round(delay)
             except MnemoError as err:  # a rebuild that failed itself: the next round tries again
@@ -197,12 +208,16 @@ class Follower:
 
     def _catch_up(self) -> None:
         # One page per lock hold, so a Sync or Rebuild call never waits behind a long backlog.
-        while not self._stop.is_set():
+        while not self._stop.is_set() and self._may_follow():
             result = self.sync(max_changes=PAGE)
             if result.applied:
                 log.debug("synced", applied=result.applied, watermark=result.watermark)
             if result.applied < PAGE:
                 break
+
+    def _may_follow(self) -> bool:
+        """Without an election this replica always follows; with one, only while it holds the lease."""
+        return self.election is None or self.election.may_follow()
 
     def _report(self, problem: str) -> None:
         if problem != self._last_problem:  # once per distinct problem, not every poll

@@ -13,6 +13,7 @@ from mnemo.grpc_server import ServerHandle, build_server
 from mnemo.logs import get_logger
 from mnemo.v1 import store_pb2_grpc, vector_pb2, vector_pb2_grpc
 from vector_svc.corpus import Corpora
+from vector_svc.election import Election
 from vector_svc.embedders import make_embedder
 from vector_svc.follower import Follower
 from vector_svc.index import ChromaConnection, VectorIndex
@@ -30,7 +31,11 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
     connection = ChromaConnection(settings)
     index = VectorIndex(connection, embedder)
     store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
-    follower = Follower(index, store, settings.vector_poll_ms)
+    # A Chroma server may be shared by replicas: then one of them, elected, follows the feed.
+    election = None
+    if settings.chroma_url and settings.vector_lease_ttl_ms:
+        election = Election(store, settings.vector_lease_ttl_ms, settings.vector_poll_ms / 1000.0)
+    follower = Follower(index, store, settings.vector_poll_ms, election)
     servicer = VectorServicer(index, follower, Corpora(connection, embedder))
 
     def register(server):
@@ -41,6 +46,7 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
         listen, register, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token
     )
     follower.start()
+    index.start_project_map()  # project-scoped queries get fast once it is loaded (vector_svc/projects.py)
     log.info("vector_ready", model=embedder.model, backend=connection.backend)
 
     def on_stop() -> None:

@@ -36,7 +36,7 @@ class Ref(_message.Message):
     def __init__(self, kind: _Optional[_Union[DocKind, str]] = ..., id: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "content_session_id", "memory_session_id", "project", "platform_source", "user_prompt", "status", "started_at", "started_at_epoch", "completed_at", "completed_at_epoch", "prompt_counter", "custom_title", "external_id")
+    __slots__ = ("id", "content_session_id", "memory_session_id", "project", "platform_source", "user_prompt", "status", "started_at", "started_at_epoch", "completed_at", "completed_at_epoch", "prompt_counter", "custom_title", "external_id", "writer")
     ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -51,6 +51,7 @@ class Session(_message.Message):
     PROMPT_COUNTER_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_TITLE_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
     id: int
     content_session_id: str
     memory_session_id: str
@@ -65,10 +66,11 @@ class Session(_message.Message):
     prompt_counter: int
     custom_title: str
     external_id: str
-    def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., platform_source: _Optional[str] = ..., user_prompt: _Optional[str] = ..., status: _Optional[str] = ..., started_at: _Optional[str] = ..., started_at_epoch: _Optional[int] = ..., completed_at: _Optional[str] = ..., completed_at_epoch: _Optional[int] = ..., prompt_counter: _Optional[int] = ..., custom_title: _Optional[str] = ..., external_id: _Optional[str] = ...) -> None: ...
+    writer: str
+    def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., platform_source: _Optional[str] = ..., user_prompt: _Optional[str] = ..., status: _Optional[str] = ..., started_at: _Optional[str] = ..., started_at_epoch: _Optional[int] = ..., completed_at: _Optional[str] = ..., completed_at_epoch: _Optional[int] = ..., prompt_counter: _Optional[int] = ..., custom_title: _Optional[str] = ..., external_id: _Optional[str] = ..., writer: _Optional[str] = ...) -> None: ...
 
 class UserPrompt(_message.Message):
-    __slots__ = ("id", "content_session_id", "prompt_number", "prompt_text", "created_at", "created_at_epoch", "project", "memory_session_id", "platform_source", "external_id")
+    __slots__ = ("id", "content_session_id", "prompt_number", "prompt_text", "created_at", "created_at_epoch", "project", "memory_session_id", "platform_source", "external_id", "writer")
     ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PROMPT_NUMBER_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +81,7 @@ class UserPrompt(_message.Message):
     MEMORY_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
     EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
     id: int
     content_session_id: str
     prompt_number: int
@@ -89,10 +92,11 @@ class UserPrompt(_message.Message):
     memory_session_id: str
     platform_source: str
     external_id: str
-    def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., prompt_number: _Optional[int] = ..., prompt_text: _Optional[str] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., project: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., platform_source: _Optional[str] = ..., external_id: _Optional[str] = ...) -> None: ...
+    writer: str
+    def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., prompt_number: _Optional[int] = ..., prompt_text: _Optional[str] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., project: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., platform_source: _Optional[str] = ..., external_id: _Optional[str] = ..., writer: _Optional[str] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("id", "memory_session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified", "prompt_number", "discovery_tokens", "created_at", "created_at_epoch", "content_hash", "external_id", "text", "platform_source", "tool_use_ids")
+    __slots__ = ("id", "memory_session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified", "prompt_number", "discovery_tokens", "created_at", "created_at_epoch", "content_hash", "external_id", "text", "platform_source", "tool_use_ids", "writer")
     ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +117,7 @@ class Observation(_message.Message):
     TEXT_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
     TOOL_USE_IDS_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
     id: int
     memory_session_id: str
     project: str
@@ -133,10 +138,11 @@ class Observation(_message.Message):
     text: str
     platform_source: str
     tool_use_ids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, id: _Optional[int] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., type: _Optional[str] = ..., title: _Optional[str] = ..., subtitle: _Optional[str] = ..., narrative: _Optional[str] = ..., facts: _Optional[_Iterable[str]] = ..., concepts: _Optional[_Iterable[str]] = ..., files_read: _Optional[_Iterable[str]] = ..., files_modified: _Optional[_Iterable[str]] = ..., prompt_number: _Optional[int] = ..., discovery_tokens: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., content_hash: _Optional[str] = ..., external_id: _Optional[str] = ..., text: _Optional[str] = ..., platform_source: _Optional[str] = ..., tool_use_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    writer: str
+    def __init__(self, id: _Optional[int] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., type: _Optional[str] = ..., title: _Optional[str] = ..., subtitle: _Optional[str] = ..., narrative: _Optional[str] = ..., facts: _Optional[_Iterable[str]] = ..., concepts: _Optional[_Iterable[str]] = ..., files_read: _Optional[_Iterable[str]] = ..., files_modified: _Optional[_Iterable[str]] = ..., prompt_number: _Optional[int] = ..., discovery_tokens: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., content_hash: _Optional[str] = ..., external_id: _Optional[str] = ..., text: _Optional[str] = ..., platform_source: _Optional[str] = ..., tool_use_ids: _Optional[_Iterable[int]] = ..., writer: _Optional[str] = ...) -> None: ...
 
 class Summary(_message.Message):
-    __slots__ = ("id", "memory_session_id", "project", "request", "investigated", "learned", "completed", "next_steps", "notes", "prompt_number", "discovery_tokens", "created_at", "created_at_epoch", "external_id", "files_read", "files_edited", "platform_source")
+    __slots__ = ("id", "memory_session_id", "project", "request", "investigated", "learned", "completed", "next_steps", "notes", "prompt_number", "discovery_tokens", "created_at", "created_at_epoch", "external_id", "files_read", "files_edited", "platform_source", "writer")
     ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +160,7 @@ class Summary(_message.Message):
     FILES_READ_FIELD_NUMBER: _ClassVar[int]
     FILES_EDITED_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
     id: int
     memory_session_id: str
     project: str
@@ -171,10 +178,11 @@ class Summary(_message.Message):
     files_read: _containers.RepeatedScalarFieldContainer[str]
     files_edited: _containers.RepeatedScalarFieldContainer[str]
     platform_source: str
-    def __init__(self, id: _Optional[int] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., request: _Optional[str] = ..., investigated: _Optional[str] = ..., learned: _Optional[str] = ..., completed: _Optional[str] = ..., next_steps: _Optional[str] = ..., notes: _Optional[str] = ..., prompt_number: _Optional[int] = ..., discovery_tokens: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., external_id: _Optional[str] = ..., files_read: _Optional[_Iterable[str]] = ..., files_edited: _Optional[_Iterable[str]] = ..., platform_source: _Optional[str] = ...) -> None: ...
+    writer: str
+    def __init__(self, id: _Optional[int] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., request: _Optional[str] = ..., investigated: _Optional[str] = ..., learned: _Optional[str] = ..., completed: _Optional[str] = ..., next_steps: _Optional[str] = ..., notes: _Optional[str] = ..., prompt_number: _Optional[int] = ..., discovery_tokens: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., external_id: _Optional[str] = ..., files_read: _Optional[_Iterable[str]] = ..., files_edited: _Optional[_Iterable[str]] = ..., platform_source: _Optional[str] = ..., writer: _Optional[str] = ...) -> None: ...
 
 class ToolUse(_message.Message):
-    __slots__ = ("id", "content_session_id", "memory_session_id", "project", "tool_use_id", "tool_name", "tool_input", "tool_response", "input_truncated", "response_truncated", "input_size", "response_size", "cwd", "prompt_number", "created_at", "created_at_epoch", "observation_ids")
+    __slots__ = ("id", "content_session_id", "memory_session_id", "project", "tool_use_id", "tool_name", "tool_input", "tool_response", "input_truncated", "response_truncated", "input_size", "response_size", "cwd", "prompt_number", "created_at", "created_at_epoch", "observation_ids", "writer")
     ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -192,6 +200,7 @@ class ToolUse(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_IDS_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
     id: int
     content_session_id: str
     memory_session_id: str
@@ -209,7 +218,8 @@ class ToolUse(_message.Message):
     created_at: str
     created_at_epoch: int
     observation_ids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., tool_input: _Optional[str] = ..., tool_response: _Optional[str] = ..., input_truncated: _Optional[bool] = ..., response_truncated: _Optional[bool] = ..., input_size: _Optional[int] = ..., response_size: _Optional[int] = ..., cwd: _Optional[str] = ..., prompt_number: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., observation_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    writer: str
+    def __init__(self, id: _Optional[int] = ..., content_session_id: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., project: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., tool_input: _Optional[str] = ..., tool_response: _Optional[str] = ..., input_truncated: _Optional[bool] = ..., response_truncated: _Optional[bool] = ..., input_size: _Optional[int] = ..., response_size: _Optional[int] = ..., cwd: _Optional[str] = ..., prompt_number: _Optional[int] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., observation_ids: _Optional[_Iterable[int]] = ..., writer: _Optional[str] = ...) -> None: ...
 
 class Record(_message.Message):
     __slots__ = ("observation", "summary", "prompt", "marked_wrong")
@@ -232,7 +242,7 @@ class WrongMark(_message.Message):
     def __init__(self, marked_at_epoch: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Filters(_message.Message):
-    __slots__ = ("project", "platform_source", "kinds", "obs_types", "concepts", "files", "date_start_epoch", "date_end_epoch", "include_marked_wrong")
+    __slots__ = ("project", "platform_source", "kinds", "obs_types", "concepts", "files", "date_start_epoch", "date_end_epoch", "include_marked_wrong", "scope_projects")
     PROJECT_FIELD_NUMBER: _ClassVar[int]
     PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
     KINDS_FIELD_NUMBER: _ClassVar[int]
@@ -242,6 +252,7 @@ class Filters(_message.Message):
     DATE_START_EPOCH_FIELD_NUMBER: _ClassVar[int]
     DATE_END_EPOCH_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_MARKED_WRONG_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_PROJECTS_FIELD_NUMBER: _ClassVar[int]
     project: str
     platform_source: str
     kinds: _containers.RepeatedScalarFieldContainer[DocKind]
@@ -251,7 +262,8 @@ class Filters(_message.Message):
     date_start_epoch: int
     date_end_epoch: int
     include_marked_wrong: bool
-    def __init__(self, project: _Optional[str] = ..., platform_source: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[DocKind, str]]] = ..., obs_types: _Optional[_Iterable[str]] = ..., concepts: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[str]] = ..., date_start_epoch: _Optional[int] = ..., date_end_epoch: _Optional[int] = ..., include_marked_wrong: _Optional[bool] = ...) -> None: ...
+    scope_projects: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, project: _Optional[str] = ..., platform_source: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[DocKind, str]]] = ..., obs_types: _Optional[_Iterable[str]] = ..., concepts: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[str]] = ..., date_start_epoch: _Optional[int] = ..., date_end_epoch: _Optional[int] = ..., include_marked_wrong: _Optional[bool] = ..., scope_projects: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Page(_message.Message):
     __slots__ = ("limit", "offset")

@@ -452,3 +452,113 @@ class MarkWrongReply(_message.Message):
     text: str
     changed: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
     def __init__(self, text: _Optional[str] = ..., changed: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ...) -> None: ...
+
+class ObservationAddRequest(_message.Message):
+    __slots__ = ("project_id", "server_session_id", "kind", "content", "metadata_json")
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    project_id: str
+    server_session_id: str
+    kind: str
+    content: str
+    metadata_json: str
+    def __init__(self, project_id: _Optional[str] = ..., server_session_id: _Optional[str] = ..., kind: _Optional[str] = ..., content: _Optional[str] = ..., metadata_json: _Optional[str] = ...) -> None: ...
+
+class ObservationAddReply(_message.Message):
+    __slots__ = ("text", "id", "created")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    id: int
+    created: bool
+    def __init__(self, text: _Optional[str] = ..., id: _Optional[int] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class ObservationEventRequest(_message.Message):
+    __slots__ = ("project_id", "event_type", "source_type", "server_session_id", "content_session_id", "memory_session_id", "platform_source", "payload_json", "occurred_at_epoch", "generate")
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
+    OCCURRED_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_FIELD_NUMBER: _ClassVar[int]
+    project_id: str
+    event_type: str
+    source_type: str
+    server_session_id: str
+    content_session_id: str
+    memory_session_id: str
+    platform_source: str
+    payload_json: str
+    occurred_at_epoch: int
+    generate: bool
+    def __init__(self, project_id: _Optional[str] = ..., event_type: _Optional[str] = ..., source_type: _Optional[str] = ..., server_session_id: _Optional[str] = ..., content_session_id: _Optional[str] = ..., memory_session_id: _Optional[str] = ..., platform_source: _Optional[str] = ..., payload_json: _Optional[str] = ..., occurred_at_epoch: _Optional[int] = ..., generate: _Optional[bool] = ...) -> None: ...
+
+class ObservationEventReply(_message.Message):
+    __slots__ = ("text", "event_id", "job_id")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    event_id: int
+    job_id: str
+    def __init__(self, text: _Optional[str] = ..., event_id: _Optional[int] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class ObservationSearchRequest(_message.Message):
+    __slots__ = ("project_id", "query", "platform_source", "limit")
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    PLATFORM_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    project_id: str
+    query: str
+    platform_source: str
+    limit: int
+    def __init__(self, project_id: _Optional[str] = ..., query: _Optional[str] = ..., platform_source: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ObservationSearchReply(_message.Message):
+    __slots__ = ("text", "rows", "total")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    rows: _containers.RepeatedCompositeFieldContainer[_common_pb2.IndexRow]
+    total: int
+    def __init__(self, text: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[_common_pb2.IndexRow, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
+
+class ObservationContextReply(_message.Message):
+    __slots__ = ("text", "observation_ids")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATION_IDS_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    observation_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, text: _Optional[str] = ..., observation_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ObservationJobRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class ObservationJobReply(_message.Message):
+    __slots__ = ("text", "job_id", "status", "events", "observations", "error")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    job_id: str
+    status: str
+    events: int
+    observations: int
+    error: str
+    def __init__(self, text: _Optional[str] = ..., job_id: _Optional[str] = ..., status: _Optional[str] = ..., events: _Optional[int] = ..., observations: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...

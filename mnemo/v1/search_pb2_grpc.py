@@ -140,6 +140,31 @@ class SearchServiceStub:
                 request_serializer=mnemo_dot_v1_dot_search__pb2.MarkWrongToolRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_search__pb2.MarkWrongReply.FromString,
                 _registered_method=True)
+        self.ObservationAdd = channel.unary_unary(
+                '/mnemo.v1.SearchService/ObservationAdd',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.ObservationAddRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationAddReply.FromString,
+                _registered_method=True)
+        self.ObservationRecordEvent = channel.unary_unary(
+                '/mnemo.v1.SearchService/ObservationRecordEvent',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.ObservationEventRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationEventReply.FromString,
+                _registered_method=True)
+        self.ObservationSearch = channel.unary_unary(
+                '/mnemo.v1.SearchService/ObservationSearch',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.ObservationSearchRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationSearchReply.FromString,
+                _registered_method=True)
+        self.ObservationContext = channel.unary_unary(
+                '/mnemo.v1.SearchService/ObservationContext',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.ObservationSearchRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationContextReply.FromString,
+                _registered_method=True)
+        self.ObservationGenerationStatus = channel.unary_unary(
+                '/mnemo.v1.SearchService/ObservationGenerationStatus',
+                request_serializer=mnemo_dot_v1_dot_search__pb2.ObservationJobRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationJobReply.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -294,6 +319,42 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ObservationAdd(self, request, context):
+        """Server runtime `observation_add`: one manual observation (stored with its writer).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ObservationRecordEvent(self, request, context):
+        """Server runtime `observation_record_event`: keep an agent event; with generate, compile
+        observations from it with the deterministic rules in a job.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ObservationSearch(self, request, context):
+        """Server runtime `observation_search`: full text over observations only (the store's index).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ObservationContext(self, request, context):
+        """Server runtime `observation_context`: the top observations rendered for context injection.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ObservationGenerationStatus(self, request, context):
+        """Server runtime `observation_generation_status`: a generation job's state, kept in the store.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -401,6 +462,31 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.MarkWrong,
                     request_deserializer=mnemo_dot_v1_dot_search__pb2.MarkWrongToolRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_search__pb2.MarkWrongReply.SerializeToString,
+            ),
+            'ObservationAdd': grpc.unary_unary_rpc_method_handler(
+                    servicer.ObservationAdd,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationAddRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.ObservationAddReply.SerializeToString,
+            ),
+            'ObservationRecordEvent': grpc.unary_unary_rpc_method_handler(
+                    servicer.ObservationRecordEvent,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationEventRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.ObservationEventReply.SerializeToString,
+            ),
+            'ObservationSearch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ObservationSearch,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationSearchRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.ObservationSearchReply.SerializeToString,
+            ),
+            'ObservationContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.ObservationContext,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationSearchRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.ObservationContextReply.SerializeToString,
+            ),
+            'ObservationGenerationStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.ObservationGenerationStatus,
+                    request_deserializer=mnemo_dot_v1_dot_search__pb2.ObservationJobRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_search__pb2.ObservationJobReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -970,6 +1056,141 @@ class SearchService:
             '/mnemo.v1.SearchService/MarkWrong',
             mnemo_dot_v1_dot_search__pb2.MarkWrongToolRequest.SerializeToString,
             mnemo_dot_v1_dot_search__pb2.MarkWrongReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ObservationAdd(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/ObservationAdd',
+            mnemo_dot_v1_dot_search__pb2.ObservationAddRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.ObservationAddReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ObservationRecordEvent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/ObservationRecordEvent',
+            mnemo_dot_v1_dot_search__pb2.ObservationEventRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.ObservationEventReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ObservationSearch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/ObservationSearch',
+            mnemo_dot_v1_dot_search__pb2.ObservationSearchRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.ObservationSearchReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ObservationContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/ObservationContext',
+            mnemo_dot_v1_dot_search__pb2.ObservationSearchRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.ObservationContextReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ObservationGenerationStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.SearchService/ObservationGenerationStatus',
+            mnemo_dot_v1_dot_search__pb2.ObservationJobRequest.SerializeToString,
+            mnemo_dot_v1_dot_search__pb2.ObservationJobReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -660,3 +660,95 @@ class MarkWrongResponse(_message.Message):
     CHANGED_FIELD_NUMBER: _ClassVar[int]
     changed: _containers.RepeatedCompositeFieldContainer[_common_pb2.Ref]
     def __init__(self, changed: _Optional[_Iterable[_Union[_common_pb2.Ref, _Mapping]]] = ...) -> None: ...
+
+class AcquireLeaseRequest(_message.Message):
+    __slots__ = ("name", "holder", "ttl_ms")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    holder: str
+    ttl_ms: int
+    def __init__(self, name: _Optional[str] = ..., holder: _Optional[str] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+
+class Lease(_message.Message):
+    __slots__ = ("name", "granted", "holder", "expires_at_epoch", "acquired_at_epoch")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    ACQUIRED_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    granted: bool
+    holder: str
+    expires_at_epoch: int
+    acquired_at_epoch: int
+    def __init__(self, name: _Optional[str] = ..., granted: _Optional[bool] = ..., holder: _Optional[str] = ..., expires_at_epoch: _Optional[int] = ..., acquired_at_epoch: _Optional[int] = ...) -> None: ...
+
+class WhoAmIRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WhoAmIResponse(_message.Message):
+    __slots__ = ("user", "projects", "all_projects", "admin")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    ALL_PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    projects: _containers.RepeatedScalarFieldContainer[str]
+    all_projects: bool
+    admin: bool
+    def __init__(self, user: _Optional[str] = ..., projects: _Optional[_Iterable[str]] = ..., all_projects: _Optional[bool] = ..., admin: _Optional[bool] = ...) -> None: ...
+
+class AccessToken(_message.Message):
+    __slots__ = ("id", "user", "projects", "all_projects", "created_at_epoch", "revoked_at_epoch")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    ALL_PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_AT_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    user: str
+    projects: _containers.RepeatedScalarFieldContainer[str]
+    all_projects: bool
+    created_at_epoch: int
+    revoked_at_epoch: int
+    def __init__(self, id: _Optional[int] = ..., user: _Optional[str] = ..., projects: _Optional[_Iterable[str]] = ..., all_projects: _Optional[bool] = ..., created_at_epoch: _Optional[int] = ..., revoked_at_epoch: _Optional[int] = ...) -> None: ...
+
+class AddTokenRequest(_message.Message):
+    __slots__ = ("user", "projects", "all_projects")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    ALL_PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    projects: _containers.RepeatedScalarFieldContainer[str]
+    all_projects: bool
+    def __init__(self, user: _Optional[str] = ..., projects: _Optional[_Iterable[str]] = ..., all_projects: _Optional[bool] = ...) -> None: ...
+
+class AddTokenResponse(_message.Message):
+    __slots__ = ("token", "secret")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
+    token: AccessToken
+    secret: str
+    def __init__(self, token: _Optional[_Union[AccessToken, _Mapping]] = ..., secret: _Optional[str] = ...) -> None: ...
+
+class ListTokensRequest(_message.Message):
+    __slots__ = ("include_revoked",)
+    INCLUDE_REVOKED_FIELD_NUMBER: _ClassVar[int]
+    include_revoked: bool
+    def __init__(self, include_revoked: _Optional[bool] = ...) -> None: ...
+
+class ListTokensResponse(_message.Message):
+    __slots__ = ("tokens",)
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    tokens: _containers.RepeatedCompositeFieldContainer[AccessToken]
+    def __init__(self, tokens: _Optional[_Iterable[_Union[AccessToken, _Mapping]]] = ...) -> None: ...
+
+class RevokeTokenRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    def __init__(self, id: _Optional[int] = ...) -> None: ...

@@ -185,6 +185,31 @@ class StoreServiceStub:
                 request_serializer=mnemo_dot_v1_dot_store__pb2.MarkWrongRequest.SerializeToString,
                 response_deserializer=mnemo_dot_v1_dot_store__pb2.MarkWrongResponse.FromString,
                 _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/mnemo.v1.StoreService/WhoAmI',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
+        self.AddToken = channel.unary_unary(
+                '/mnemo.v1.StoreService/AddToken',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.AddTokenRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.AddTokenResponse.FromString,
+                _registered_method=True)
+        self.ListTokens = channel.unary_unary(
+                '/mnemo.v1.StoreService/ListTokens',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.ListTokensRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.ListTokensResponse.FromString,
+                _registered_method=True)
+        self.RevokeToken = channel.unary_unary(
+                '/mnemo.v1.StoreService/RevokeToken',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.RevokeTokenRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.AccessToken.FromString,
+                _registered_method=True)
+        self.AcquireLease = channel.unary_unary(
+                '/mnemo.v1.StoreService/AcquireLease',
+                request_serializer=mnemo_dot_v1_dot_store__pb2.AcquireLeaseRequest.SerializeToString,
+                response_deserializer=mnemo_dot_v1_dot_store__pb2.Lease.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -407,6 +432,44 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WhoAmI(self, request, context):
+        """Access: who the presented bearer token is (user, projects, admin). search_svc asks it
+        to authenticate its own callers; UNAUTHENTICATED for an unknown or revoked token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddToken(self, request, context):
+        """Access (service token only): create a per-user token; the secret is in the reply, once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTokens(self, request, context):
+        """Access (service token only): every token, without secrets.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeToken(self, request, context):
+        """Access (service token only): revoke a token (refused everywhere within token_cache_s).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcquireLease(self, request, context):
+        """Take, renew or release a named lease (one holder at a time; replicas elect with it, for
+        example the one vector_svc that follows the change feed). Granted when the lease is free,
+        expired, or already this holder's; ttl_ms 0 releases it when it is this holder's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -559,6 +622,31 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.MarkWrong,
                     request_deserializer=mnemo_dot_v1_dot_store__pb2.MarkWrongRequest.FromString,
                     response_serializer=mnemo_dot_v1_dot_store__pb2.MarkWrongResponse.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.WhoAmIRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.WhoAmIResponse.SerializeToString,
+            ),
+            'AddToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddToken,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.AddTokenRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.AddTokenResponse.SerializeToString,
+            ),
+            'ListTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTokens,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.ListTokensRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.ListTokensResponse.SerializeToString,
+            ),
+            'RevokeToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeToken,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.RevokeTokenRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.AccessToken.SerializeToString,
+            ),
+            'AcquireLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcquireLease,
+                    request_deserializer=mnemo_dot_v1_dot_store__pb2.AcquireLeaseRequest.FromString,
+                    response_serializer=mnemo_dot_v1_dot_store__pb2.Lease.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1371,6 +1459,141 @@ class StoreService:
             '/mnemo.v1.StoreService/MarkWrong',
             mnemo_dot_v1_dot_store__pb2.MarkWrongRequest.SerializeToString,
             mnemo_dot_v1_dot_store__pb2.MarkWrongResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/WhoAmI',
+            mnemo_dot_v1_dot_store__pb2.WhoAmIRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.WhoAmIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/AddToken',
+            mnemo_dot_v1_dot_store__pb2.AddTokenRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.AddTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/ListTokens',
+            mnemo_dot_v1_dot_store__pb2.ListTokensRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.ListTokensResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/RevokeToken',
+            mnemo_dot_v1_dot_store__pb2.RevokeTokenRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.AccessToken.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcquireLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mnemo.v1.StoreService/AcquireLease',
+            mnemo_dot_v1_dot_store__pb2.AcquireLeaseRequest.SerializeToString,
+            mnemo_dot_v1_dot_store__pb2.Lease.FromString,
             options,
             channel_credentials,
             insecure,

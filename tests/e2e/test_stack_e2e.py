@@ -85,7 +85,8 @@ def test_ten_concurrent_starters_start_one_stack_then_up_status_down(clean_stack
     assert not list(settings.run_dir.glob("*.pid"))
 
 
-def test_refused_tool_call_starts_the_stack_and_succeeds_after_one_retry(clean_stack):
+@pytest.mark.parametrize("store_backend", ["sqlite", "postgres"])  # postgres: MNEMO_STORE_BACKEND/_DSN in the env
+def test_refused_tool_call_starts_the_stack_and_succeeds_after_one_retry(clean_stack, store_backend):
     settings = clean_stack
     assert not any(services_of(settings.home).values())  # nothing on the sockets
     env = gateway_env(settings, MNEMO_LOG_LEVEL="info")
@@ -98,6 +99,12 @@ def test_refused_tool_call_starts_the_stack_and_succeeds_after_one_retry(clean_s
             assert f"#{saved.structured_content['id']}" in result_text(found)
 
     anyio.run(scenario)
+    if store_backend == "postgres":  # the memory went to PostgreSQL, not to a SQLite file
+        import psycopg
+
+        assert not settings.database.exists()
+        with psycopg.connect(settings.store_dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM observations").fetchone()[0] == 1
     log_lines = (settings.logs_dir / "gateway.log").read_text().splitlines()
     assert sum('"stack_refused_starting"' in line for line in log_lines) == 1  # one start, one retry
     # The stack outlives the gateway (detached on purpose), one process per service.

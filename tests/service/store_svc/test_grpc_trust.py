@@ -13,7 +13,7 @@ from mnemo.config import with_overrides
 from mnemo.errors import Unavailable, downstream_unavailable, is_connection_refused, is_refusal
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import store_pb2, store_pb2_grpc
-from tests.conftest import REPO_ROOT, start_service, subprocess_env
+from tests.conftest import BOTH_BACKENDS, REPO_ROOT, start_service, subprocess_env
 
 pytestmark = pytest.mark.service
 
@@ -39,6 +39,7 @@ def stats_with(address: str, authorization: str | None):
         channel.close()
 
 
+@BOTH_BACKENDS
 @pytest.mark.parametrize("authorization", [None, TOKEN, f"bearer {TOKEN}", f"Bearer  {TOKEN}", "Bearer wrong",
                                            f"Basic {TOKEN}", f"{TOKEN}Bearer "])
 def test_anything_but_bearer_and_the_token_is_unauthenticated(guarded_store, authorization):
@@ -47,6 +48,7 @@ def test_anything_but_bearer_and_the_token_is_unauthenticated(guarded_store, aut
     assert failure.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+@BOTH_BACKENDS
 def test_bearer_and_the_token_pass(guarded_store):
     assert stats_with(guarded_store.address, f"Bearer {TOKEN}") is not None
     channel = open_channel(guarded_store.address, auth_token=TOKEN)  # what every client of ours sends

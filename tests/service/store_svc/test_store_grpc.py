@@ -8,10 +8,10 @@ import pytest
 from mnemo.errors import InvalidArgument
 from mnemo.grpc_client import error_from_rpc, open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
-from tests.conftest import start_service
+from tests.conftest import BOTH_BACKENDS, start_service
 from tests.unit.store_svc.hostile import hostile_queries
 
-pytestmark = pytest.mark.service
+pytestmark = [pytest.mark.service, BOTH_BACKENDS]
 
 OBS = common_pb2.DOC_KIND_OBSERVATION
 

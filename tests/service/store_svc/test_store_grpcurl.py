@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from tests.conftest import BOTH_BACKENDS
 from tests.grpcurl_support import grpcurl as _run
 from tests.grpcurl_support import serve, stop
 
-pytestmark = [pytest.mark.service, pytest.mark.slow]
+pytestmark = [pytest.mark.service, pytest.mark.slow, BOTH_BACKENDS]
 
 
 @pytest.fixture

@@ -7,15 +7,26 @@ import sqlite3
 
 import pytest
 
+from mnemo.config import Settings
 from mnemo.v1 import common_pb2, store_pb2
+from tests.conftest import BOTH_BACKENDS
 
-pytestmark = pytest.mark.service
+pytestmark = [pytest.mark.service, BOTH_BACKENDS]
 
 SECRET = "zqhiddenvalue"
 PRIVATE = f"<private>{SECRET}</private>"
 
 
-def database_text(path) -> str:
+def database_text(settings: Settings) -> str:
+    """Every value of every table, as text (SQLite file or PostgreSQL database)."""
+    if settings.store_backend == "postgres":
+        import psycopg
+
+        with psycopg.connect(settings.store_dsn) as pg:
+            tables = [r[0] for r in pg.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+            return "\n".join(str(value) for table in tables for row in pg.execute(f'SELECT * FROM "{table}"'.encode())
+                             for value in row if value is not None)
+    path = settings.database
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
         tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -44,7 +55,7 @@ def test_identifiers_corpus_fields_and_work_state_keys_are_filtered(store_stub, 
     store_stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
         name="c1", append_turn=store_pb2.CorpusTurn(question=f"how {PRIVATE}", answer="so")))
 
-    assert SECRET not in database_text(settings.database)
+    assert SECRET not in database_text(settings)
     # The filtered keys are the same on reads: the work state is found under its filtered key.
     read = store_stub.ReadWorkState(store_pb2.ReadWorkStateRequest(project=f"proj{PRIVATE}", key=f"k{PRIVATE}"))
     assert read.current.content == "state"

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,52 +10,17 @@ from mnemo.config import with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, store_pb2, vector_pb2, vector_pb2_grpc
 from tests.conftest import start_service
+from tests.server_support import start_chroma, stop_process
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma, pytest.mark.slow]
 
-CHROMA = Path(sys.executable).parent / "chroma"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def chroma_url(home: Path):
-    if not CHROMA.exists():
-        pytest.skip(f"{CHROMA} is not installed")
-    port = free_port()
-    log = (home / "chroma-server.log").open("wb")
-    process = subprocess.Popen(
-        [str(CHROMA), "run", "--path", str(home / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
+    process, url = start_chroma(home)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, (home / "chroma-server.log").read_text()[-2000:]
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except urllib.error.HTTPError as err:
-                err.close()  # not up yet (e.g. 503); close it, or its socket leaks a ResourceWarning
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "chroma server did not answer its heartbeat"
-            time.sleep(0.1)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        stop_process(process)
 
 
 def test_index_and_query_through_a_chroma_server(settings, store_stub, chroma_url):

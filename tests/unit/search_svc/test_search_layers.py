@@ -14,7 +14,8 @@ pytestmark = pytest.mark.unit
 
 PACKAGE = REPO_ROOT / "search_svc"
 # The transport edge: the gRPC adapter, the composition root and the typed clients.
-GRPC_EDGE = {"search_svc.servicer", "search_svc.main", "search_svc.backend"}
+# store_forward relays raw StoreService calls: a gRPC handler by nature, like the servicer.
+GRPC_EDGE = {"search_svc.servicer", "search_svc.main", "search_svc.backend", "search_svc.store_forward"}
 # Importing one of these pulls grpc in as surely as `import grpc` does.
 GRPC_MODULES = ("grpc", "grpc_health", "grpc_reflection", "mnemo.grpc_client", "mnemo.grpc_server", "mcp")
 MAX_LINES = 500

@@ -10,8 +10,9 @@ from mnemo.errors import Aborted, InvalidArgument, NotFound
 from mnemo.v1 import common_pb2, store_pb2
 from store_svc import schema
 from store_svc.core import Store
+from tests.conftest import BOTH_BACKENDS
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
 
 OBS, SUM, PROMPT = common_pb2.DOC_KIND_OBSERVATION, common_pb2.DOC_KIND_SUMMARY, common_pb2.DOC_KIND_PROMPT
 
@@ -53,6 +54,13 @@ def test_migrations_from_empty_and_reopen_keep_everything(settings):
     try:
         assert again.schema_version == schema.LATEST_VERSION
         assert search(again, "survives").hits[0].ref.id == ids[0]
+        if settings.store_backend == "postgres":
+            import psycopg
+
+            with psycopg.connect(settings.store_dsn) as pg:
+                versions = [r[0] for r in pg.execute("SELECT version FROM schema_version ORDER BY version")]
+            assert versions == [m[0] for m in schema.MIGRATIONS]
+            return
         conn = sqlite3.connect(settings.database)
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")]
         assert versions == [m[0] for m in schema.MIGRATIONS]
@@ -63,6 +71,20 @@ def test_migrations_from_empty_and_reopen_keep_everything(settings):
 
 
 def test_a_failing_migration_leaves_the_previous_version(settings, monkeypatch):
+    if settings.store_backend == "postgres":
+        import psycopg
+
+        from store_svc.pg import schema as pg_schema
+
+        with psycopg.connect(settings.store_dsn, autocommit=True) as pg:
+            assert pg_schema.migrate(pg) == pg_schema.LATEST_VERSION
+            monkeypatch.setattr(pg_schema, "MIGRATIONS",
+                                pg_schema.MIGRATIONS + ((99, "broken", "CREATE TABLE x(a int); BOGUS;"),))
+            with pytest.raises(psycopg.errors.SyntaxError):
+                pg_schema.migrate(pg)
+            assert pg.execute("SELECT max(version) FROM schema_version").fetchone()[0] == pg_schema.LATEST_VERSION
+            assert pg.execute("SELECT to_regclass('x')").fetchone()[0] is None
+        return
     conn = schema.connect(settings.database)
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS + ((99, "broken", "CREATE TABLE x(a); BOGUS;"),))
     with pytest.raises(sqlite3.Error):

@@ -4,6 +4,8 @@ tests/service/store_svc). Full-text path and LIKE (files filter) path, plus hypo
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 from mnemo.query import COLUMNS, parse, to_fts5
 from mnemo.v1 import common_pb2, store_pb2
 from store_svc.core import Store
+from tests.pg import create_database, drop_database
 from tests.unit.store_svc.hostile import hostile_queries
 
 pytestmark = pytest.mark.unit
@@ -28,17 +31,34 @@ def _encodable(text: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    s = Store(tmp_path_factory.mktemp("inj") / "mnemo.db")
-    s.add_observations(store_pb2.AddObservationsRequest(observations=[
-        common_pb2.Observation(memory_session_id="m", project="p", type="bugfix", title="Login redirect loop",
-                               narrative="cache 50% hit_rate \\ path", files_modified=["src/a%b_c\\d.py"]),
-        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="用户登录失败",
-                               narrative="ログイン 한국어", files_read=["docs/登录.md"]),
-    ]))
+@contextmanager
+def _new_store(request, tmp_path_factory, name: str) -> Iterator[Store]:
+    """A store on the module's backend (the fixture's param): a SQLite file or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        s = Store(tmp_path_factory.mktemp(name) / "mnemo.db")
+        yield s
+        s.close()
+        return
+    from store_svc.pg.backend import PgBackend
+
+    server = request.getfixturevalue("postgres_dsn")
+    dsn = create_database(server)
+    s = Store(backend=PgBackend(dsn, pool_size=2))
     yield s
     s.close()
+    drop_database(server, dsn)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def store(request, tmp_path_factory):
+    with _new_store(request, tmp_path_factory, "inj") as s:
+        s.add_observations(store_pb2.AddObservationsRequest(observations=[
+            common_pb2.Observation(memory_session_id="m", project="p", type="bugfix", title="Login redirect loop",
+                                   narrative="cache 50% hit_rate \\ path", files_modified=["src/a%b_c\\d.py"]),
+            common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="用户登录失败",
+                                   narrative="ログイン 한국어", files_read=["docs/登录.md"]),
+        ]))
+        yield s
 
 
 def test_the_suite_is_large_enough():
@@ -113,26 +133,25 @@ def _words(found: store_pb2.StoreSearchResponse) -> set[int]:
     return {hit.ref.id for hit in found.hits}
 
 
-@pytest.fixture(scope="module")
-def columns_store(tmp_path_factory):
-    s = Store(tmp_path_factory.mktemp("cols") / "mnemo.db")
-    s.upsert_session(store_pb2.UpsertSessionRequest(content_session_id="c", memory_session_id="m", project="p"))
-    ids = s.add_observations(store_pb2.AddObservationsRequest(observations=[
-        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="Bazooka loader",
-                               narrative="The quartz cache warms on start."),
-        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="Quartz scheduler",
-                               narrative="Runs the nightly jobs."),
-        common_pb2.Observation(memory_session_id="m", project="p", type="feature", title="Added an OR gate",
-                               narrative="Logic for the NOT gate follows."),
-        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="用户登录失败",
-                               narrative="原因是缓存"),
-        common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="缓存命中率",
-                               narrative="用户登录失败 after deploy"),
-    ])).ids
-    summary = s.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
-        memory_session_id="m", project="p", request="Tune the quartz pool", learned="zircon limits")])).ids[0]
-    yield s, dict(zip(("bazooka", "quartz", "gate", "cjk_title", "cjk_narrative"), ids, strict=True)), summary
-    s.close()
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def columns_store(request, tmp_path_factory):
+    with _new_store(request, tmp_path_factory, "cols") as s:
+        s.upsert_session(store_pb2.UpsertSessionRequest(content_session_id="c", memory_session_id="m", project="p"))
+        ids = s.add_observations(store_pb2.AddObservationsRequest(observations=[
+            common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="Bazooka loader",
+                                   narrative="The quartz cache warms on start."),
+            common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="Quartz scheduler",
+                                   narrative="Runs the nightly jobs."),
+            common_pb2.Observation(memory_session_id="m", project="p", type="feature", title="Added an OR gate",
+                                   narrative="Logic for the NOT gate follows."),
+            common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="用户登录失败",
+                                   narrative="原因是缓存"),
+            common_pb2.Observation(memory_session_id="m", project="p", type="discovery", title="缓存命中率",
+                                   narrative="用户登录失败 after deploy"),
+        ])).ids
+        summary = s.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
+            memory_session_id="m", project="p", request="Tune the quartz pool", learned="zircon limits")])).ids[0]
+        yield s, dict(zip(("bazooka", "quartz", "gate", "cjk_title", "cjk_narrative"), ids, strict=True)), summary
 
 
 def _search(store: Store, text: str, operators: bool = True, **filters: list[int]) -> store_pb2.StoreSearchResponse:

@@ -1,0 +1,95 @@
+"""The SQLite dialect: full-text search for the store's queries, FTS5 (porter) for words, a
+trigram FTS5 table (or LIKE for runs under 3 characters) for CJK, and the sqlite3 connection
+class that carries the dialect. Expressions come from mnemo.query (every token quoted);
+user text reaches SQLite only as parameters."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from mnemo.query import ParsedQuery, Run, exclusion_fts5, like_pattern, table_column, to_fts5, trigram_fts5
+from store_svc.dialect import Dialect
+from store_svc.queries import Clause, KindSql
+
+# A CJK substring hit found by LIKE (runs under 3 characters) scores like a good bm25 hit.
+LIKE_SCORE = 1.0
+# Most trigrams of one CJK run ORed together (a long pasted run must not build a huge query).
+MAX_TRIGRAMS = 48
+
+
+def _like_any(spec: KindSql, fragment: str, alias: str | None = None, column: str = "") -> tuple[str, list]:
+    """A LIKE test of `fragment` in any text column, or only in `column` (a table column)."""
+    prefix = f"{alias}." if alias else ""
+    searched = (column,) if column else spec.text_columns
+    tests = " OR ".join(f"{prefix}{c} LIKE ? ESCAPE '\\'" for c in searched)
+    return f"({tests})", [like_pattern(fragment)] * len(searched)
+
+
+def _trigram_expression(run: str, column: str = "") -> str:
+    """The trigrams of a CJK run ORed: exact substrings rank first, partial overlaps follow."""
+    grams = list(dict.fromkeys(run[i : i + 3] for i in range(len(run) - 2)))[:MAX_TRIGRAMS]
+    return " OR ".join(trigram_fts5(g, column) for g in grams)
+
+
+def _runs_here(spec: KindSql, runs: Iterable[Run]) -> list[tuple[str, str]]:
+    """(text, table column or "") of the runs that can match in this kind's table."""
+    placed = ((run.text, table_column(run.column, spec.columns)) for run in runs)
+    return [(text, column) for text, column in placed if column is not None]
+
+
+def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True,
+                 conn: object = None) -> tuple[str, list] | None:
+    """SQL yielding (id, score) of the rows matching the query's positive terms, or None.
+    (`conn` is unused: FTS5's bm25 has its statistics in the index.)
+
+    Unscored (for totals) it yields ids only and skips bm25, which dominates the cost.
+    """
+    branches: list[tuple[str, list]] = []
+    expression = to_fts5(parsed, spec.columns)
+    weights = ", ".join(str(w) for w in spec.bm25_weights)
+
+    def fts(table: str, rank: str, match: str) -> tuple[str, list]:
+        score = f", {rank} AS score" if scored else ""
+        return f"SELECT rowid AS id{score} FROM {table} WHERE {table} MATCH ?", [match]
+
+    if expression:
+        branches.append(fts(spec.fts, f"-bm25({spec.fts}, {weights})", expression))
+    for run, column in _runs_here(spec, parsed.cjk):
+        if len(run) >= 3:
+            branches.append(fts(spec.tri, f"-bm25({spec.tri})", _trigram_expression(run, column)))
+        else:
+            test, params = _like_any(spec, run, column=column)
+            score = f", {LIKE_SCORE} AS score" if scored else ""
+            branches.append((f"SELECT id{score} FROM {spec.table} WHERE {test}", params))
+    if not branches:
+        return None
+    params = [p for b in branches for p in b[1]]
+    if len(branches) == 1:
+        return branches[0]
+    if not scored:
+        return " UNION ".join(b[0] for b in branches), params
+    sql = " UNION ALL ".join(b[0] for b in branches)
+    return f"SELECT id, sum(score) AS score FROM ({sql}) GROUP BY id", params
+
+
+def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:
+    expression = exclusion_fts5(parsed, spec.columns)
+    if expression:
+        clause.add(f"{spec.alias}.id NOT IN (SELECT rowid FROM {spec.fts} WHERE {spec.fts} MATCH ?)", expression)
+    for run, column in _runs_here(spec, parsed.excluded_cjk):
+        test, params = _like_any(spec, run, spec.alias, column)
+        clause.add(f"NOT {test}", *params)
+
+
+_FTS_TABLES = [f"{t}_{s}" for t in ("observations", "session_summaries", "user_prompts") for s in ("fts", "tri")]
+SQLITE = Dialect("sqlite", match_source, exclusion_clause, "CROSS JOIN",
+                 tuple(f"INSERT INTO {t}({t}) VALUES ('optimize')" for t in _FTS_TABLES))
+
+
+class SqliteConnection(sqlite3.Connection):
+    """sqlite3's connection (its C methods unchanged, so no cost) carrying the SQLite dialect."""
+
+    @property
+    def dialect(self) -> Dialect:
+        return SQLITE

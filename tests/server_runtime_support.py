@@ -1,0 +1,78 @@
+"""An in-process team server for tests of the server runtime (tests/server_support.py runs
+`mnemo serve` replicas as subprocesses instead): store_svc, vector_svc and search_svc on
+loopback TCP with a token, in a home of their own, and the client side's settings.
+
+    server = TeamServer.start(server_home, token)       # in-process, real services
+    env = server_runtime_env(client_settings, server.url, write_token_file(dir, token))
+    ... spawn `mnemo mcp` / `mnemo hook` with env ...
+    server.stop()
+
+`port` pins search_svc's port, so a test can stop the server and start it again where its
+clients expect it (store and vector always take free ports).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides
+from tests.conftest import start_service, subprocess_env
+from tests.grpcurl_support import free_port
+
+__all__ = ["TeamServer", "free_port", "server_runtime_env", "write_token_file"]
+
+
+def write_token_file(directory: Path, token: str, mode: int = 0o600) -> Path:
+    path = directory / "mnemo.token"
+    path.write_text(token + "\n", encoding="utf-8")
+    os.chmod(path, mode)
+    return path
+
+
+@dataclass
+class TeamServer:
+    settings: Settings
+    url: str  # search_svc: the one address of the server runtime
+    store_addr: str
+    _running: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, home: Path, token: str, port: int = 0, **overrides: Any) -> TeamServer:
+        base = load_settings({"home": str(home)}, environ={})
+        ensure_private_dirs(base)
+        settings = with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning", auth_token=token,
+                                  **overrides)
+        running: list[Any] = []
+        store, stop_store = start_service("store", settings, "127.0.0.1:0")
+        running.append((store, stop_store))
+        settings = with_overrides(settings, store_addr=store.address)
+        vector, stop_vector = start_service("vector", settings, "127.0.0.1:0")
+        running.append((vector, stop_vector))
+        settings = with_overrides(settings, vector_addr=vector.address)
+        search, stop_search = start_service("search", settings, f"127.0.0.1:{port}")
+        running.append((search, stop_search))
+        return cls(settings, search.address, store.address, running)
+
+    def stop_search(self) -> None:
+        """Take the front door down (the store keeps its data): clients see a refusal."""
+        handle, on_stop = self._running.pop()
+        handle.stop(0.5)
+        on_stop()
+
+    def start_search(self, port: int) -> None:
+        search, stop_search = start_service("search", self.settings, f"127.0.0.1:{port}")
+        self._running.append((search, stop_search))
+
+    def stop(self) -> None:
+        while self._running:
+            handle, on_stop = self._running.pop()
+            handle.stop(0.5)
+            on_stop()
+
+
+def server_runtime_env(client: Settings, url: str, token_file: Path, **extra: str) -> dict[str, str]:
+    """The environment of a gateway or hook of the server runtime, in the client's home."""
+    return subprocess_env(client, MNEMO_SERVER_URL=url, MNEMO_TOKEN_FILE=str(token_file), **extra)
