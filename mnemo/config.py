@@ -76,7 +76,7 @@ class Settings:
     """PEM private key (server side)."""
     tls_ca: str = ""
     """PEM CA bundle clients use to verify servers (empty = system roots)."""
-    auth_token: str = ""
+    auth_token: str = field(default="", repr=False)  # a printed Settings (a traceback, a log) must not show it
     """Bearer token required by servers and sent by clients when set (on servers: the service, admin, token)."""
     auth_token_file: str = ""
     """File holding the bearer token (read when auth_token is empty; first line; mode 0600 or stricter)."""

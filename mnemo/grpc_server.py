@@ -205,6 +205,12 @@ class _Interceptor(grpc.ServerInterceptor):
                 time_remaining.set(context.time_remaining)
                 yield from guarded(request, context)
             return handler._replace(unary_stream=stream)
+        # Client-streaming handlers (none of ours today; server reflection is one) still run
+        # with the caller's identity: without it a user token would get the local stack's.
+        if handler.stream_unary:
+            return handler._replace(stream_unary=_guard_unary(caller.bind(handler.stream_unary), method))
+        if handler.stream_stream:
+            return handler._replace(stream_stream=_guard_stream(caller.bind_stream(handler.stream_stream), method))
         return handler
 
 

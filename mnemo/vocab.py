@@ -13,6 +13,7 @@ also matches before a trailing newline.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 # -- records ---------------------------------------------------------------------------
@@ -27,6 +28,20 @@ DEFAULT_PLATFORM = "claude"
 TYPE_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 PROJECT_MAX_BYTES = 256
 SESSION_ID_MAX_CHARS = 256
+# The sessions search_svc files writes under when the caller names none, one per project
+# (save_memory / observation_add, observation_record_event): a token confined to some
+# projects may not open another project's (store_svc.writes), which would lock it out.
+DEFAULT_SESSION_PREFIXES = ("manual-", "events-")
+
+
+def default_session_ids(project: str) -> tuple[str, str]:
+    """`project`'s own default sessions: `manual-<project>` (a hash stands in for a project
+    too long for a session id) and `events-<project>` (cut to the bound)."""
+    manual = f"manual-{project}"
+    if len(manual) > SESSION_ID_MAX_CHARS:
+        manual = "manual-" + hashlib.sha256(project.encode("utf-8")).hexdigest()[:32]
+    return manual, f"events-{project}"[:SESSION_ID_MAX_CHARS]
+
 TITLE_MAX_CHARS = 300
 TAG_MAX_CHARS = 100
 

@@ -52,6 +52,7 @@ from mnemo.vocab import (
     PLATFORM_MAX_CHARS,
     SEARCH_QUERY_MAX_CHARS,
     SESSION_ID_MAX_CHARS,
+    default_session_ids,
 )
 from search_svc.backend import Backend
 from search_svc.render import Renderer, inline
@@ -170,7 +171,7 @@ class Observations:
         session = next((s for s in (req.content_session_id, req.server_session_id, req.memory_session_id)
                         if s.strip()), "")
         session = one_line(clean(_bounded(session, "contentSessionId", SESSION_ID_MAX_CHARS))) \
-            or f"events-{project}"[:SESSION_ID_MAX_CHARS]
+            or default_session_ids(project)[1]
         payload_text = clean(req.payload_json) if req.payload_json else ""
         # The same event recorded twice (a retry after a lost reply) gets the same key.
         key = hashlib.sha256("\0".join((project, session, event_type, source, str(req.occurred_at_epoch),

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -35,13 +34,13 @@ from mnemo.vocab import (
     MEMORY_TAGS_MAX,
     MEMORY_TEXT_MAX_CHARS,
     OBSERVATION_TYPES,
-    SESSION_ID_MAX_CHARS,
     TAG_MAX_CHARS,
     TITLE_MAX_CHARS,
     WORK_STATE_CONTENT_MAX_BYTES,
     WORK_STATE_DEFAULT_KEY,
     WORK_STATE_HISTORY_MAX,
     WORK_STATE_KEY_MAX_CHARS,
+    default_session_ids,
 )
 from search_svc.backend import Backend
 from search_svc.render import Renderer, block, inline
@@ -69,10 +68,7 @@ def defuse_tags(text: str) -> str:
 
 def memory_session_id(project: str) -> str:
     """`manual-<project>`; a hash stands in for projects too long for a session id."""
-    candidate = f"manual-{project}"
-    if len(candidate) <= SESSION_ID_MAX_CHARS:
-        return candidate
-    return "manual-" + hashlib.sha256(project.encode("utf-8")).hexdigest()[:32]
+    return default_session_ids(project)[0]
 
 
 def _project_name(project: str) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from mnemo import identity
 from mnemo.errors import NotFound, PermissionDenied
 from mnemo.v1 import common_pb2, store_pb2
+from store_svc import validate
 from store_svc.convert import DISPLAY_PREFIX
 from store_svc.validate import check_refs
 
@@ -99,14 +100,6 @@ def _keep_refs(store: Store, request: Any, limit: int) -> list[tuple[int, int]]:
     return [r for r in refs if r not in visible]
 
 
-def _session_project(store: Store, session_id: str) -> str | None:
-    """The project of a session named by its host or memory id, or None when there is none."""
-    with store.reading() as conn:
-        row = conn.execute("SELECT project FROM sdk_sessions WHERE content_session_id = ? OR memory_session_id = ? "
-                           "ORDER BY id LIMIT 1", (session_id, session_id)).fetchone()
-    return None if row is None else str(row["project"])
-
-
 # Writes: the project a request names is checked here; a session it names that belongs to
 # another project is refused by the store inside its write transaction (mnemo.identity.
 # require_own_session in store_svc.writes and core), where it cannot change hands meanwhile.
@@ -139,7 +132,11 @@ def _scoped_filters(store: Store, request: Any, call: Callable[[Any], Any]) -> A
 
 
 def _get_records(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
+    asked = bool(request.refs)
     _keep_refs(store, request, 200)  # other projects' records are left out, like unknown ids
+    if asked and not request.refs:  # none left: the store's answer for unknown ids, not "refs: required"
+        validate.project("project", request.project, needed=False)
+        return store_pb2.GetRecordsResponse()
     return call(request)
 
 
@@ -283,8 +280,12 @@ def _forget(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
 
 
 def _forgettable_session(store: Store, session: str) -> bool:
-    owner = _session_project(store, session)
-    return owner is None or identity.may_access(owner)
+    """Unknown (the store then says so), or naming one of the caller's sessions; of a name that
+    also names other projects' sessions (other platforms), the store deletes only the caller's."""
+    with store.reading() as conn:
+        rows = conn.execute("SELECT DISTINCT project FROM sdk_sessions WHERE content_session_id = ? "
+                            "OR memory_session_id = ?", (session, session)).fetchall()
+    return not rows or any(identity.may_access(str(row["project"])) for row in rows)
 
 
 def _mark_wrong(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:

@@ -125,6 +125,7 @@ class Store:
             row = writes.session_by_content(conn, platform, request.content_session_id)
             if row is None:
                 validate.project("project", request.project)
+                writes.check_external_id_free(conn, request.external_id, None)
                 row = writes.create_session(
                     conn,
                     content_session_id=request.content_session_id,
@@ -138,6 +139,8 @@ class Store:
                 )
             else:
                 identity.require_own_session("content_session_id", row["project"])  # inside the transaction
+                if not row["external_id"]:  # only then is the one asked for set
+                    writes.check_external_id_free(conn, request.external_id, row["id"])
                 row = self._update_session(conn, row, request, prompt)
             return convert.session_pb(row)
 
@@ -149,6 +152,7 @@ class Store:
         if project and project != row["project"]:
             changes["project"] = project
         if request.memory_session_id and request.memory_session_id != row["memory_session_id"]:
+            writes.check_not_reserved("memory_session_id", request.memory_session_id, project or row["project"])
             writes.check_memory_session_free(conn, request.memory_session_id, row["id"])
             changes["memory_session_id"] = request.memory_session_id
         if prompt and not row["user_prompt"]:

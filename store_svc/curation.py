@@ -74,10 +74,11 @@ def _add_sessions(conn: Conn, doomed: Doomed, session_ids: set[int]) -> None:
     memory = [r[0] for r in conn.execute(
         f"SELECT memory_session_id FROM sdk_sessions WHERE id IN ({_marks(ids)})", ids) if r[0]]
     if memory:
-        doomed.observations |= _ids(conn, f"SELECT id FROM observations WHERE memory_session_id IN "
-                                          f"({_marks(memory)})", memory)
-        doomed.summaries |= _ids(conn, f"SELECT id FROM session_summaries WHERE memory_session_id IN "
-                                       f"({_marks(memory)})", memory)
+        # Records carry their own project: one filed under the caller's session by a writer of
+        # every project may be another project's, and stays.
+        for table, found in (("observations", doomed.observations), ("session_summaries", doomed.summaries)):
+            found |= {r[0] for r in conn.execute(f"SELECT id, project FROM {table} WHERE memory_session_id IN "
+                                                 f"({_marks(memory)})", memory) if identity.may_access(r[1])}
     doomed.prompts |= _ids(conn, f"SELECT id FROM user_prompts WHERE session_db_id IN ({_marks(ids)})", ids)
     doomed.tool_uses |= _ids(conn, f"SELECT id FROM tool_uses WHERE session_db_id IN ({_marks(ids)})", ids)
 
@@ -90,8 +91,11 @@ def collect(conn: Conn, refs: Iterable[tuple[int, int]], sessions: Sequence[str]
         if conn.execute(f"SELECT 1 FROM {RECORD_TABLES[kind]} WHERE id = ?", (row_id,)).fetchone():
             by_kind[kind].add(row_id)
     if sessions:
-        found = _ids(conn, f"SELECT id FROM sdk_sessions WHERE memory_session_id IN ({_marks(sessions)}) "
-                           f"OR content_session_id IN ({_marks(sessions)})", [*sessions, *sessions])
+        # A host session id may name sessions of several platforms, and so of several projects:
+        # only the caller's go.
+        found = {r[0] for r in conn.execute(
+            f"SELECT id, project FROM sdk_sessions WHERE memory_session_id IN ({_marks(sessions)}) "
+            f"OR content_session_id IN ({_marks(sessions)})", [*sessions, *sessions]) if identity.may_access(r[1])}
         _add_sessions(conn, doomed, found)
     if project:
         _add_sessions(conn, doomed, _ids(conn, "SELECT id FROM sdk_sessions WHERE project = ?", [project]))

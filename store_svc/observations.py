@@ -112,8 +112,11 @@ def _existing_observations(conn: Conn, items: Sequence[PreparedObservation]) -> 
     by_external: dict[str, int] = {}
     for start in range(0, len(externals), 500):
         chunk = externals[start : start + 500]
-        sql = f"SELECT id, external_id FROM observations WHERE external_id IN ({', '.join('?' for _ in chunk)})"
-        by_external.update({r["external_id"]: r["id"] for r in conn.execute(sql, chunk)})
+        sql = (f"SELECT id, external_id, project FROM observations WHERE external_id IN "
+               f"({', '.join('?' for _ in chunk)})")
+        for r in conn.execute(sql, chunk):
+            identity.require_own_record("external_id", r["project"])  # never hand out another project's id
+            by_external[r["external_id"]] = r["id"]
     hashes: dict[str, list[str]] = {}
     for p in items:
         hashes.setdefault(p.memory_session_id, []).append(p.content_hash)
@@ -131,8 +134,10 @@ def check_tool_uses_exist(conn: Conn, ids: Sequence[int], field: str) -> None:
     wanted = sorted(set(ids))
     if not wanted:
         return
+    # Another project's tool uses count as unknown: not linked to, not confirmed to exist.
     found = {r[0] for r in conn.execute(
-        f"SELECT id FROM tool_uses WHERE id IN ({', '.join('?' for _ in wanted)})", wanted)}
+        f"SELECT t.id, ss.project FROM tool_uses t LEFT JOIN sdk_sessions ss ON ss.id = t.session_db_id "
+        f"WHERE t.id IN ({', '.join('?' for _ in wanted)})", wanted) if identity.may_access(r[1] or "")}
     missing = [i for i in wanted if i not in found]
     if missing:
         raise InvalidArgument(field, f"unknown tool use id {missing[0]}; record the tool use first")

@@ -46,6 +46,8 @@ def _check_token_request(request: store_pb2.AddTokenRequest) -> list[str]:
     if not _USER.fullmatch(request.user):
         raise InvalidArgument("user", "1-64 characters from letters, digits, '.', '_', '@' and '-', "
                                       "starting with a letter or digit")
+    if request.user.lower() == identity.ADMIN_USER:  # records and cursors would pass for the service token's
+        raise InvalidArgument("user", f"{identity.ADMIN_USER!r} is the service token's name; choose another")
     if request.all_projects and request.projects:
         raise InvalidArgument("projects", "leave empty with all_projects")
     if not request.all_projects and not request.projects:

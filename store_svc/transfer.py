@@ -68,9 +68,15 @@ def _import_session(conn: Conn, s: common_pb2.Session) -> bool:
     validate.identifier("session.external_id", s.external_id, needed=False)
     status = s.status or "active"
     validate.one_of("session.status", status, ("active", *validate.SESSION_END_STATES))
-    if s.external_id and conn.execute("SELECT 1 FROM sdk_sessions WHERE external_id = ?", (s.external_id,)).fetchone():
+    # Already here: skipped, but only when it is the caller's (else refused like any write into it).
+    known = conn.execute("SELECT project FROM sdk_sessions WHERE external_id = ?", (s.external_id,)).fetchone() \
+        if s.external_id else None
+    if known:
+        identity.require_own_record("session.external_id", known["project"])
         return False
-    if writes.session_by_content(conn, platform, s.content_session_id):
+    existing = writes.session_by_content(conn, platform, s.content_session_id)
+    if existing:
+        identity.require_own_session("session.content_session_id", existing["project"])
         return False
     writes.create_session(
         conn, content_session_id=s.content_session_id, project=s.project, platform=platform,
@@ -83,9 +89,12 @@ def _import_session(conn: Conn, s: common_pb2.Session) -> bool:
 def _import_prompt(conn: Conn, p: common_pb2.UserPrompt) -> bool:
     prepared = writes.prepare_prompt(p.content_session_id, p.platform_source, p.project, p.prompt_text,
                                      p.created_at_epoch, p.external_id, p.prompt_number, p.created_at)
-    if p.prompt_number and conn.execute(
-            "SELECT 1 FROM user_prompts WHERE content_session_id = ? AND prompt_number = ?",
-            (p.content_session_id, p.prompt_number)).fetchone():
+    known = conn.execute(
+        "SELECT ss.project FROM user_prompts p LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id "
+        "WHERE p.content_session_id = ? AND p.prompt_number = ?",
+        (p.content_session_id, p.prompt_number)).fetchone() if p.prompt_number else None
+    if known:
+        identity.require_own_session("prompt.content_session_id", known["project"] or "")
         return False
     row, reason = writes.insert_prompt(conn, prepared)
     if reason == "private":

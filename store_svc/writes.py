@@ -11,11 +11,11 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from mnemo import identity, privacy
-from mnemo.errors import InvalidArgument, NotFound
+from mnemo.errors import InvalidArgument, NotFound, PermissionDenied
 from mnemo.query import has_cjk
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2
-from mnemo.vocab import DEFAULT_PLATFORM
+from mnemo.vocab import DEFAULT_PLATFORM, DEFAULT_SESSION_PREFIXES, default_session_ids
 from store_svc import convert, validate
 from store_svc.convert import to_json_list
 from store_svc.dialect import Conn, Cursor, Row
@@ -159,12 +159,34 @@ def check_memory_session_free(conn: Conn, memory_session_id: str, own_id: int | 
         raise InvalidArgument("memory_session_id", f"{memory_session_id!r} already belongs to another session")
 
 
+def check_external_id_free(conn: Conn, external_id: str, own_id: int | None) -> None:
+    """A session's external id names one session: one already in use is refused here, naming
+    the field (a unique index would otherwise fail the write as an internal error)."""
+    if not external_id:
+        return
+    row = conn.execute("SELECT id, project FROM sdk_sessions WHERE external_id = ?", (external_id,)).fetchone()
+    if row and row["id"] != own_id:
+        identity.require_own_record("external_id", row["project"])
+        raise InvalidArgument("external_id", f"{external_id[:64]!r} already belongs to another session")
+
+
+def check_not_reserved(field: str, session_id: str, project: str) -> None:
+    """A token confined to some projects opens no other project's default session (mnemo.vocab):
+    that project's users would be locked out of it."""
+    if (session_id.startswith(DEFAULT_SESSION_PREFIXES) and identity.restricted_projects() is not None
+            and session_id not in default_session_ids(project)):
+        raise PermissionDenied(f"{field}: session ids starting with {' or '.join(DEFAULT_SESSION_PREFIXES)} are "
+                               f"reserved for each project's default session; name another session")
+
+
 def create_session(conn: Conn, *, content_session_id: str, project: str, platform: str,
                    memory_session_id: str = "", user_prompt: str = "", custom_title: str = "",
                    started_at_epoch: int = 0, started_at: str = "", external_id: str = "",
                    status: str = "active", completed_at_epoch: int = 0, completed_at: str = "",
                    prompt_counter: int = 0) -> Row:
     memory_session_id = memory_session_id or content_session_id
+    check_not_reserved("content_session_id", content_session_id, project)
+    check_not_reserved("memory_session_id", memory_session_id, project)
     check_memory_session_free(conn, memory_session_id, None)
     epoch, iso = timestamps(started_at_epoch, started_at)
     done_iso = (completed_at or iso_from_ms(completed_at_epoch)) if completed_at_epoch else None
@@ -183,6 +205,7 @@ def ensure_memory_sessions(conn: Conn, pairs: dict[str, tuple[str, int]]) -> Non
     summaries). A missing one is created with the memory id as its host id, platform claude."""
     confined = identity.restricted_projects() is not None
     for memory_session_id, (project, epoch) in pairs.items():
+        check_not_reserved("memory_session_id", memory_session_id, project)
         conn.execute(
             "INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, "
             "started_at, started_at_epoch, writer) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -250,7 +273,9 @@ def insert_prompt(conn: Conn, prompt: PreparedPrompt) -> tuple[Row | None, str]:
     if prompt.external_id:
         known = conn.execute("SELECT id FROM user_prompts WHERE external_id = ?", (prompt.external_id,)).fetchone()
         if known:
-            return prompt_row(conn, known["id"]), "duplicate"
+            row = prompt_row(conn, known["id"])
+            identity.require_own_record("external_id", row["project"])  # else the reply would carry its text
+            return row, "duplicate"
     session = session_for_write(conn, prompt.content_session_id, prompt.platform, prompt.project)
     if prompt.text:
         twin = conn.execute(
@@ -304,13 +329,16 @@ def prepare_summary(summary: common_pb2.Summary, where: str) -> tuple:
 def insert_summary(conn: Conn, values: tuple, *, dedupe_on_time: bool = False) -> tuple[int, bool]:
     external_id = values[14]
     if external_id:
-        known = conn.execute("SELECT id FROM session_summaries WHERE external_id = ?", (external_id,)).fetchone()
+        known = conn.execute("SELECT id, project FROM session_summaries WHERE external_id = ?",
+                             (external_id,)).fetchone()
         if known:
+            identity.require_own_record("external_id", known["project"])
             return known["id"], False
     if dedupe_on_time:
-        known = conn.execute("SELECT id FROM session_summaries WHERE memory_session_id = ? AND created_at_epoch = ?",
-                             (values[0], values[13])).fetchone()
+        known = conn.execute("SELECT id, project FROM session_summaries WHERE memory_session_id = ? "
+                             "AND created_at_epoch = ?", (values[0], values[13])).fetchone()
         if known:
+            identity.require_own_record("memory_session_id", known["project"])
             return known["id"], False
     ensure_memory_sessions(conn, {values[0]: (values[1], values[13])})
     cursor = conn.execute(
@@ -346,19 +374,25 @@ def insert_tool_use(conn: Conn, tool: common_pb2.ToolUse, cap: int, where: str =
     response, response_cut, response_size = cap_bytes(clean(tool.tool_response), cap)
     epoch, iso = timestamps(tool.created_at_epoch, tool.created_at)
     if tool.tool_use_id:
-        known = conn.execute("SELECT id FROM tool_uses WHERE content_session_id = ? AND tool_use_id = ?",
+        known = conn.execute("SELECT t.id, ss.project FROM tool_uses t LEFT JOIN sdk_sessions ss "
+                             "ON ss.id = t.session_db_id WHERE t.content_session_id = ? AND t.tool_use_id = ?",
                              (tool.content_session_id, tool.tool_use_id)).fetchone()
-        if known:
+        if known:  # a duplicate in another project's session: refused as a write into it
+            identity.require_own_session(f"{where}.content_session_id", known["project"] or "")
             return known["id"], False
     elif dedupe_on_time:
-        known = conn.execute("SELECT id FROM tool_uses WHERE content_session_id = ? AND created_at_epoch = ? AND "
-                             "tool_name = ?", (tool.content_session_id, epoch, tool.tool_name)).fetchone()
+        known = conn.execute("SELECT t.id, ss.project FROM tool_uses t LEFT JOIN sdk_sessions ss "
+                             "ON ss.id = t.session_db_id WHERE t.content_session_id = ? AND t.created_at_epoch = ? "
+                             "AND t.tool_name = ?", (tool.content_session_id, epoch, tool.tool_name)).fetchone()
         if known:
+            identity.require_own_session(f"{where}.content_session_id", known["project"] or "")
             return known["id"], False
     observation_ids = sorted(set(tool.observation_ids))
     if observation_ids:
+        # Another project's observations count as unknown: not linked to, not confirmed to exist.
         found = {r[0] for r in conn.execute(
-            f"SELECT id FROM observations WHERE id IN ({', '.join('?' for _ in observation_ids)})", observation_ids)}
+            f"SELECT id, project FROM observations WHERE id IN ({', '.join('?' for _ in observation_ids)})",
+            observation_ids) if identity.may_access(r[1])}
         missing = [i for i in observation_ids if i not in found]
         if missing:
             raise InvalidArgument(f"{where}.observation_ids", f"unknown observation id {missing[0]}")

@@ -6,6 +6,7 @@ import contextvars
 from collections.abc import Callable
 from typing import TypeVar
 
+from mnemo import identity
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, store_pb2, vector_pb2
 from search_svc.backend import Backend
@@ -19,8 +20,16 @@ T = TypeVar("T")
 def detached(call: Callable[[], T]) -> T:
     """Run a call outside the current RPC's deadline. A cancelled or expired RPC has no time
     left, yet a cancelled job must still record its outcome (the clients read the budget
-    from a context variable, which an empty context does not have)."""
-    return contextvars.Context().run(call)
+    from a context variable, which an empty context does not have). The caller stays: the
+    store still sees its token, not the service token (mnemo.identity)."""
+    who, token = identity.current.get(), identity.caller_token.get()
+
+    def as_caller() -> T:
+        identity.current.set(who)
+        identity.caller_token.set(token)
+        return call()
+
+    return contextvars.Context().run(as_caller)
 
 
 def fetch_observations(backend: Backend, ids: list[int]) -> list[common_pb2.Observation]:

@@ -78,7 +78,9 @@ def test_hooks_queue_while_the_server_is_down_and_replay_once_when_it_is_back(se
     on_disk = "".join(p.read_text(encoding="utf-8") for p in queued)
     for secret in SECRETS:  # the fixture's <private> region and tokens: cleaned before they rest on disk
         assert secret not in on_disk, secret
-    assert "team server unreachable: hook event queued" in (settings.logs_dir / "hooks.log").read_text()
+    hooks_log = (settings.logs_dir / "hooks.log").read_text()
+    assert "team server unreachable: hook event queued" in hooks_log
+    assert TOKEN not in on_disk and TOKEN not in hooks_log  # the bearer token is neither queued nor logged
     # Nothing local was started for it.
     for _, argv in processes_of(settings.home):
         assert b"serve" not in argv and b"supervise" not in argv, argv
