@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.search import COMPONENTS, PROBLEMS, PROJECTS, observation, pct  # noqa: E402
+from bench.search import COMPONENTS, PROBLEMS, PROJECTS, observation, pct, timed  # noqa: E402
 from mnemo.config import ensure_private_dirs, load_settings  # noqa: E402
 from mnemo.grpc_client import check_health, connect  # noqa: E402
 from mnemo.v1 import (  # noqa: E402
@@ -120,16 +120,6 @@ def wait_indexed(stack: Processes, timeout_s: float) -> tuple[float, float]:
     raise TimeoutError("the vector index did not catch up")
 
 
-def timed(fn, items, repeat: int = 2) -> list[float]:
-    samples = []
-    for _ in range(repeat):
-        for item in items:
-            started = time.perf_counter()
-            fn(item)
-            samples.append((time.perf_counter() - started) * 1000)
-    return samples
-
-
 def latency(stack: Processes, project: bool) -> dict[str, list[float]]:
     rng = random.Random(11)
     items = [(f"{rng.choice(PROBLEMS)} {rng.choice(COMPONENTS)}", rng.choice(PROJECTS) if project else "")
@@ -150,7 +140,7 @@ def latency(stack: Processes, project: bool) -> dict[str, list[float]]:
     calls = {"lexical": lexical, "vector": vector, "hybrid": hybrid}
     for fn in calls.values():
         timed(fn, items[:5], 1)  # warm-up: channels, caches
-    return {name: timed(fn, items) for name, fn in calls.items()}
+    return {name: timed(fn, items, 2) for name, fn in calls.items()}
 
 
 def recall(stack: Processes, labels: dict[tuple[str, str], list[int]]) -> dict[str, float]:
