@@ -12,6 +12,7 @@ import hmac
 import os
 import secrets
 import signal
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
@@ -217,6 +218,12 @@ class _Interceptor(grpc.ServerInterceptor):
 def _prepare_unix_socket(address: str) -> None:
     path = Path(address.removeprefix("unix:").removeprefix("//"))
     path.parent.mkdir(parents=True, exist_ok=True)
+    info = path.parent.stat()
+    # Only the user may reach the socket, so its directory is made 0700; a directory that is not
+    # ours, or a shared one such as /tmp (sticky), is never chmodded: the socket must live elsewhere.
+    if info.st_uid != os.getuid() or info.st_mode & stat.S_ISVTX:
+        raise InvalidArgument("listen", f"{path.parent} is shared with other users: put the socket in a "
+                                        "directory of your own (the default is under $MNEMO_HOME/run)")
     os.chmod(path.parent, 0o700)
     if path.exists():
         path.unlink()  # a stale socket from a crashed run; the caller checked nobody serves it
