@@ -74,6 +74,8 @@ class PgBackend:
                         raw.execute("SELECT pg_advisory_xact_lock(%s)", (pg_schema.WRITE_LOCK_KEY,))
                     yield PgConnection(raw)
                     raw.execute("COMMIT")
+                    if lock:
+                        _analyze_grown_tables(raw)
                 except BaseException:
                     _rollback(raw)
                     raise
@@ -111,6 +113,30 @@ class PgBackend:
                 raw.execute(f"VACUUM {', '.join(_TEXT_TABLES)}".encode())
         except psycopg.Error as err:  # the forget itself is committed; autovacuum will follow
             log.warning("vacuum after forget failed", error=type(err).__name__)
+
+
+# Record tables re-analyzed by the writer once they have grown past their statistics.
+_SEARCHED_TABLES = tuple(pg_schema.KIND_TABLES.values())
+ANALYZE_MIN_CHANGES = 1000
+
+
+def _analyze_grown_tables(raw: psycopg.Connection[Any]) -> None:
+    """ANALYZE a record table that changed more rows than it held at its last ANALYZE (never
+    analyzed: reltuples -1). Without statistics after a bulk load the planner scans the whole
+    table for a full-text match instead of using the GIN index (20k fresh observations: 43 ms
+    searches instead of 10) until autovacuum comes by, up to a minute later. Doubling steps keep
+    it rare (log2 of the growth); SKIP_LOCKED leaves a table autovacuum is analyzing alone."""
+    try:
+        rows = raw.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid "
+            "WHERE c.relname = ANY(%s) AND c.relnamespace = 'public'::regnamespace "
+            "AND s.n_mod_since_analyze >= %s AND s.n_mod_since_analyze > greatest(c.reltuples, 0)",
+            (list(_SEARCHED_TABLES), ANALYZE_MIN_CHANGES)).fetchall()
+        for (table,) in rows:
+            if table in _SEARCHED_TABLES:  # our own names only, never text from the catalogue
+                raw.execute(f"ANALYZE (SKIP_LOCKED) {table}".encode())
+    except psycopg.Error as err:  # the write is committed; autovacuum will analyze later
+        log.warning("analyze after write failed", error=type(err).__name__)
 
 
 def _rollback(raw: psycopg.Connection[Any]) -> None:

@@ -5,7 +5,8 @@ parameter, never from spliced text: `phraseto_tsquery('mnemo', ?)` for a word or
 `to_tsquery('mnemo', quote_literal(?) || ':*')` for a prefix. Terms are ORed. A row scores
 like bm25: the sum over the terms it matches of idf(term) x ts_rank(weights, fts, term), with
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)) from the term's document frequency in the kind's
-table (counted through the GIN index, capped at DF_CAP) and N from the planner's row count.
+table (counted through the GIN index, capped at DF_CAP, and cached until the next write: see
+_df_cache) and N from the planner's row count.
 ts_rank alone has no idf, so a common word weighed as much as a rare one: on LoCoMo's dev
 split lexical recall@5 was 0.486 without idf, 0.617 with it (both with normalisation 1).
 A term restricted to a column (`title:word`) must also match that column's own tsvector.
@@ -40,14 +41,15 @@ DF_CAP = 20000
 # 302 LoCoMo questions on both backends was 11.5 (quartiles 10.2 and 13.4).
 BM25_SCALE = 11.5
 _WORDS = "mnemo_words(?)"
-# Document frequencies already counted, keyed by (server, database, change-feed head, table,
-# term): counting a term's matches visits every matching row's heap page (~4 us each, 90 ms
-# for a word in a fifth of 100k observations), as much as ranking them. Any write moves the
-# head (every insert, update and delete appends to the feed in the writer's transaction, and
-# writers commit in seq order), so a hit is exactly what a fresh count in this snapshot would
-# return; entries of older heads just age out.
+# Document frequencies already counted (and each table's N, under term ""), keyed by (server,
+# database, change-feed head, table, term): counting a term's matches visits every matching
+# row's heap page (~4 us each, 90 ms for a word in a fifth of 100k observations), as much as
+# ranking them. Any write moves the head (every insert, update and delete appends to the feed
+# in the writer's transaction, and writers commit in seq order), so a cached count is exactly
+# what a fresh count in this snapshot would return; entries of older heads just age out. (N
+# may lag a re-ANALYZE of unchanged rows until the next write: an estimate either way.)
 DF_CACHE_SIZE = 4096
-_df_cache: OrderedDict[tuple, int] = OrderedDict()
+_df_cache: OrderedDict[tuple, float] = OrderedDict()
 _df_lock = threading.Lock()
 
 
@@ -91,42 +93,45 @@ def _term_tests(spec: KindSql, terms: Iterable[Term], alias: str = "") -> tuple[
     return tests, params, f"{BM25_SCALE} * ({' + '.join(scores)})", score_params
 
 
-def _document_frequencies(conn: Any, spec: KindSql, terms: list[tuple[str, list]]) -> list[int]:
-    """Each term's number of matching rows in the kind's table (capped at DF_CAP), from the
-    cache when nothing was written since it was counted, else counted in one statement."""
+def _term_statistics(conn: Any, spec: KindSql, terms: list[tuple[str, list]]) -> tuple[float, list[int]]:
+    """(N, each term's number of matching rows capped at DF_CAP) in the kind's table, from the
+    cache when nothing was written since they were counted, else counted in one statement.
+    N is the planner's row count, or a count(*) while the table was never analyzed (a fresh
+    bulk load: then a full scan, which must not run again for every search)."""
     head = conn.execute("SELECT coalesce(max(seq), 0), pg_postmaster_start_time()::text, "
                         "current_database() FROM change_feed").fetchone()
-    keys = [(head[1], head[2], head[0], spec.table, query, tuple(args)) for query, args in terms]
+    base = (head[1], head[2], head[0], spec.table)
+    keys = [(*base, "", ()), *((*base, query, tuple(args)) for query, args in terms)]
     with _df_lock:
-        cached = [_df_cache.get(key) for key in keys]
-    missing = [i for i, df in enumerate(cached) if df is None]
+        cached: list[float | None] = [_df_cache.get(key) for key in keys]
+    missing = [i for i, value in enumerate(cached) if value is None]
     if missing:
-        counts = ", ".join(f"(SELECT count(*) FROM (SELECT 1 FROM {spec.table} WHERE fts @@ {terms[i][0]} "
-                           f"LIMIT {DF_CAP}) df)" for i in missing)
-        row = conn.execute(f"SELECT {counts}", [a for i in missing for a in terms[i][1]]).fetchone()
+        table = spec.table
+        rows = (f"(SELECT CASE WHEN reltuples > 0 THEN reltuples ELSE (SELECT count(*) FROM {table}) END "
+                f"FROM pg_class WHERE oid = '{table}'::regclass)")
+        parts = [f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE fts @@ {terms[i - 1][0]} LIMIT {DF_CAP}) df)"
+                 if i else rows for i in missing]
+        row = conn.execute(f"SELECT {', '.join(parts)}", [a for i in missing if i for a in terms[i - 1][1]]).fetchone()
         with _df_lock:
-            for i, df in zip(missing, row, strict=True):
-                cached[i] = _df_cache[keys[i]] = int(df)
+            for i, value in zip(missing, row, strict=True):
+                cached[i] = _df_cache[keys[i]] = float(value) if i == 0 else int(value)
             while len(_df_cache) > DF_CACHE_SIZE:
                 _df_cache.popitem(last=False)
-    return [int(df) for df in cached if df is not None]
+    return float(cached[0] or 0.0), [int(df or 0) for df in cached[1:]]
 
 
 def _idf_relation(conn: Any, spec: KindSql, terms: Iterable[Term]) -> tuple[str, list]:
     """A one-row relation `idf` with each matchable term's idf (columns i0, i1, ...), and its params.
 
-    The document frequencies come in as parameters and OFFSET 0 keeps the relation a separate
-    subquery evaluated once. Counted by scalar subqueries inside the score expression instead,
-    they became init plans whose cost estimate made the planner sort the matching rows' whole
-    tuples (tsvector included) in parallel workers, spilling to disk: 115 ms instead of 29 ms
-    for a 4-word query over 100k observations."""
-    table = spec.table
-    rows = (f"(SELECT CASE WHEN reltuples > 0 THEN reltuples ELSE (SELECT count(*) FROM {table}) END "
-            f"FROM pg_class WHERE oid = '{table}'::regclass)")
+    N and the document frequencies come in as parameters and OFFSET 0 keeps the relation a
+    separate subquery evaluated once. Counted by scalar subqueries inside the score expression
+    instead, they became init plans whose cost estimate made the planner sort the matching
+    rows' whole tuples (tsvector included) in parallel workers, spilling to disk: 115 ms
+    instead of 29 ms for a 4-word query over 100k observations."""
     matchable = [_tsquery(t) for t in terms if table_column(t.column, spec.columns) is not None]
-    dfs = _document_frequencies(conn, spec, matchable)
-    columns = [f"mnemo_idf({rows}, ?::bigint) AS i{i}" for i in range(len(dfs))]
-    return f"(SELECT {', '.join(columns)} OFFSET 0) idf", dfs
+    rows, dfs = _term_statistics(conn, spec, matchable)
+    columns = [f"mnemo_idf(?::float8, ?::bigint) AS i{i}" for i in range(len(dfs))]
+    return f"(SELECT {', '.join(columns)} OFFSET 0) idf", [v for df in dfs for v in (rows, df)]
 
 
 def _runs_here(spec: KindSql, runs: Iterable[Run]) -> list[tuple[str, str]]:

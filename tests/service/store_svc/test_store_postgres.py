@@ -248,3 +248,26 @@ def test_cached_document_frequencies_follow_every_write_of_any_replica(replicas)
     assert scores() == after
     both = next(i for i, s in before.items() if s == max(before.values()))
     assert after[both] < before[both]
+
+
+def test_a_bulk_load_gets_planner_statistics_from_the_writer(replicas, postgres_database):
+    """Past ANALYZE_MIN_CHANGES new rows in a never-analyzed table the writer runs ANALYZE, so
+    full-text searches use the GIN index at once instead of scanning the whole table."""
+    from store_svc.pg.backend import ANALYZE_MIN_CHANGES
+
+    store, _ = replicas
+
+    def reltuples() -> float:
+        with psycopg.connect(postgres_database) as conn:
+            return conn.execute("SELECT reltuples FROM pg_class WHERE relname = 'observations'").fetchone()[0]
+
+    assert reltuples() < 0  # never analyzed
+    for start in range(0, ANALYZE_MIN_CHANGES + 50, 500):  # requests carry at most 1,000 items
+        store.add_observations(store_pb2.AddObservationsRequest(observations=[
+            _obs(f"bulk note {i}") for i in range(start, start + 500)]))
+    deadline, extra = time.monotonic() + 15, 0
+    while reltuples() < ANALYZE_MIN_CHANGES and time.monotonic() < deadline:
+        # the writer reads the table's change counter, which the server publishes up to a second late
+        extra += 1
+        store.add_observations(store_pb2.AddObservationsRequest(observations=[_obs(f"late note {extra}")]))
+    assert reltuples() >= ANALYZE_MIN_CHANGES
