@@ -18,7 +18,6 @@ order, same totals): a ranking change must not move the results. --explain print
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -37,16 +36,12 @@ import psycopg  # noqa: E402
 from psycopg import sql  # noqa: E402
 from psycopg.conninfo import make_conninfo  # noqa: E402
 
+from bench import store as store_bench  # noqa: E402  (the generator and queries of bench/store.py, one definition)
 from mnemo.logs import configure_logging  # noqa: E402
 from mnemo.v1 import common_pb2, store_pb2  # noqa: E402
 from store_svc.core import Store  # noqa: E402
 from store_svc.pg import fulltext  # noqa: E402
 from store_svc.pg.backend import PgBackend  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("bench_store", REPO / "bench" / "store.py")
-assert _spec and _spec.loader
-store_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(store_bench)  # the generator and queries of bench/store.py, one definition
 
 BATCH = 500
 

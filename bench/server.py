@@ -17,7 +17,6 @@ Not part of `make test`. The load average is printed: wall-clock numbers scale w
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import random
 import shutil
@@ -36,13 +35,9 @@ sys.path.insert(0, str(REPO))
 
 import grpc  # noqa: E402
 
+from bench import store as store_bench  # noqa: E402  (the generator and queries of bench/store.py, one definition)
 from mnemo.grpc_client import check_health, open_channel  # noqa: E402
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("bench_store", REPO / "bench" / "store.py")
-assert _spec and _spec.loader
-store_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(store_bench)  # the generator and queries of bench/store.py, one definition
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
 
 BATCH = 500
 REPLICA_CORPUS = 20_000  # observations behind the replica and failover runs (embedded once, hash embedder)

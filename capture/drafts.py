@@ -189,9 +189,6 @@ def cap(text: str, limit: int) -> str:
 
 
 def unique(items: Iterable[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for item in items:
-        if item and item not in seen:
-            seen[item] = None
-    return list(seen)
+    """The non-empty items, each once, in first-seen order."""
+    return list(dict.fromkeys(i for i in items if i))
 

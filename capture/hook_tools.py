@@ -166,7 +166,7 @@ def _fix_draft(event: ToolEvent, failure: dict[str, Any], counts: str) -> Draft:
     before = str(failure.get("what") or "")
     facts = [f"Failed before: {failure.get('title', '')}", f"Succeeded now: {now}" + (f" ({counts})" if counts else "")]
     facts += [f"Failure observation #{i}" for i in failure.get("observations", [])]
-    files = [p for p in (_what(event).partition(" on ")[2],) if p]
+    files = [path] if (path := now.partition(" on ")[2]) else []
     return Draft(
         type="bugfix",
         title=f"Fixed: {now} succeeds after {before} failed" if before != now else f"Fixed: {now} succeeds now",

@@ -201,12 +201,9 @@ def _user_prompt_submit(hook: HookCall) -> dict[str, Any]:
     text = clean(raw)
     if is_entirely_private(raw) or (raw.strip() and not text):
         # Stored nowhere, not even in the session row; and what follows it stays private too.
-        state = hook.state()
-        if state is not None:
-            state.private = True
-            hook.journal.save_state(state)
-        else:
-            hook.journal.save_state(SessionState(hook.platform, hook.project, private=True))
+        state = hook.state() or SessionState(hook.platform, hook.project)
+        state.private = True
+        hook.journal.save_state(state)
         return {}
     from capture import wire
 
@@ -415,7 +412,3 @@ def _stretch_key(state: SessionState, entries: list[dict[str, Any]]) -> str:
     if tool_ids:
         return f"p{prompt_ids[-1]}:t{min(tool_ids)}-{max(tool_ids)}"
     return f"p{prompt_ids[-1]}:{entries_digest(entries)}"
-
-
-# --------------------------------------------------------------------------------------
-# helpers

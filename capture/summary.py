@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from capture.drafts import unique
 from capture.observer import ToolEvent, command_kind, shell_verdict
 from mnemo.privacy import clean
 from mnemo.v1 import common_pb2
@@ -46,8 +47,8 @@ def summarize(
     last_assistant_message: str = "",
 ) -> common_pb2.Summary:
     """The texts and files of the summary; the caller adds whose it is (session, project, ids)."""
-    files_read = _unique(f for o in observations for f in o.files_read)
-    files_edited = _unique(f for o in observations for f in o.files_modified)
+    files_read = unique(f for o in observations for f in o.files_read)
+    files_edited = unique(f for o in observations for f in o.files_modified)
     runs = [_Run.of(e) for e in tool_events if e.tool_name == "Bash"]
     summary = common_pb2.Summary(
         request=_cap(" / ".join(p.strip() for p in prompts if p.strip())),
@@ -86,7 +87,7 @@ def _investigated(files_read: list[str], observations: Sequence[ObservationView]
         parts.append(
             "Read " + ", ".join(files_read[:15]) + (f" and {len(files_read) - 15} more" if len(files_read) > 15 else "")
         )
-    searches = _unique(
+    searches = unique(
         fact
         for o in observations
         for fact in o.facts
@@ -108,7 +109,7 @@ def _learned(runs: list[_Run], observations: Sequence[ObservationView], last_mes
     if last_message:
         # What the model said is a claim, not something a tool showed: labelled as such.
         parts.append(f"The assistant said (unverified): {_first_sentences(last_message)}")
-    return "\n".join(_unique(parts))
+    return "\n".join(unique(parts))
 
 
 def _completed(files_edited: list[str], runs: list[_Run]) -> str:
@@ -135,7 +136,7 @@ def _next_steps(runs: list[_Run], last_message: str) -> str:
     for line in sentences:
         if re.search(r"\b(next step|todo|remaining|still need|follow[- ]up|left to do)\b", line, re.I):
             parts.append(line.strip(" -*"))
-    return "\n".join(_unique(parts)[:5])
+    return "\n".join(unique(parts)[:5])
 
 
 def _notes(tool_events: Sequence[ToolEvent], observations: Sequence[ObservationView]) -> str:
@@ -181,10 +182,6 @@ def _short(command: str) -> str:
 
 def _cap(text: str, limit: int = FIELD_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(i for i in items if i))
 
 
 def _cleaned(summary: common_pb2.Summary) -> common_pb2.Summary:

@@ -2,33 +2,23 @@
 
 Written out rather than dumped with protobuf's JSON printer, which renders int64 as
 strings and drops zero values: programs reading structuredContent get numbers as
-numbers and every declared field. A record's `Shape` names its keys once; both the
-converter and the output schema (gateway.schemas) are read from it.
+numbers and every declared field. A record's `Shape` names its keys once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from mnemo.v1 import common_pb2, search_pb2
-
-Schema = dict[str, Any]
 
 _KINDS = {
     common_pb2.DOC_KIND_OBSERVATION: "observation",
     common_pb2.DOC_KIND_SUMMARY: "summary",
     common_pb2.DOC_KIND_PROMPT: "prompt",
-}
-_JSON_TYPES = {
-    FieldDescriptor.TYPE_STRING: "string",
-    FieldDescriptor.TYPE_BOOL: "boolean",
-    FieldDescriptor.TYPE_DOUBLE: "number",
-    FieldDescriptor.TYPE_FLOAT: "number",
 }
 
 
@@ -44,23 +34,14 @@ class Shape:
         data: dict[str, Any] = dict(self.constants)
         for key, name in self.keys.items():
             value = getattr(message, name)
-            data[key] = list(value) if self._repeated(name) else value
+            data[key] = list(value) if name in self._repeated else value
         return data
 
-    def properties(self) -> dict[str, Schema]:
-        """Each key's JSON Schema, typed from the proto field (int64 stays an integer)."""
-        props: dict[str, Schema] = {key: {"type": "string", "const": value} for key, value in self.constants.items()}
-        for key, name in self.keys.items():
-            scalar = {"type": _JSON_TYPES.get(self._fields[name].type, "integer")}
-            props[key] = {"type": "array", "items": scalar} if self._repeated(name) else scalar
-        return props
-
-    @property
-    def _fields(self) -> Mapping[str, Any]:  # name -> the proto FieldDescriptor
-        return self.message.DESCRIPTOR.fields_by_name
-
-    def _repeated(self, name: str) -> bool:
-        return bool(self._fields[name].is_repeated)
+    @cached_property
+    def _repeated(self) -> frozenset[str]:
+        """The repeated proto fields among `keys`, read from the descriptor once."""
+        fields = self.message.DESCRIPTOR.fields_by_name
+        return frozenset(name for name in self.keys.values() if fields[name].is_repeated)
 
 
 def _keys(*names: str, **renamed: str) -> dict[str, str]:
@@ -94,7 +75,6 @@ TOOL_USE = Shape(common_pb2.ToolUse, {
 })
 TOOL_USE_REF = Shape(search_pb2.ToolUseRef, _keys("id", "tool_use_id", "tool_name"))
 _RECORDS = {"observation": OBSERVATION, "summary": SUMMARY, "prompt": PROMPT}
-RECORD_KINDS = tuple(_RECORDS)
 
 
 def index_row(row: common_pb2.IndexRow) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from gateway.frames import plain_message
 from mnemo.config import Settings
+from mnemo.remote import is_server_runtime
 
 CACHE_FORMAT = 1
 CACHE_NAME = "mcp-handshake.json"
@@ -301,7 +302,7 @@ def acceptable_initialize(params: Any) -> bool:
 def applies(settings: Settings) -> bool:
     """Whether this gateway starts fast when a record exists: not when switched off, and not in
     the server runtime, whose list the team server decides."""
-    return settings.mcp_fast_start and not getattr(settings, "server_url", "")
+    return settings.mcp_fast_start and not is_server_runtime(settings)
 
 
 def serve_fast(settings: Settings) -> Handover | None:

@@ -43,8 +43,7 @@ async def record_answers(settings: Settings) -> dict[str, Any]:
         "versions": list(HANDSHAKE_PROTOCOL_VERSIONS), "latest": LATEST_HANDSHAKE_VERSION,
         "initialize": {}, "ping": {}, "tools": {}, "tools_rest": {},
         "profiles": {name: [spec.name for spec in specs] for name, specs in PROFILES.items()},
-        "needs": {spec.name: sorted({*([spec.capability] if spec.capability else []), *spec.also_needs})
-                  for spec in every},
+        "needs": {spec.name: sorted(spec.needs) for spec in every},
     }
     for version in HANDSHAKE_PROTOCOL_VERSIONS:
         initialize, ping, listed = await _converse(server, options, version)

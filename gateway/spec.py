@@ -128,10 +128,14 @@ class ToolSpec:
     also_needs: tuple[str, ...] = ()
     lenient: bool = False
 
+    @property
+    def needs(self) -> frozenset[str]:
+        """Every capability the tool cannot work without: `capability` and `also_needs`."""
+        return frozenset({self.capability} if self.capability else ()) | frozenset(self.also_needs)
+
     def served_by(self, capabilities: frozenset[str] | set[str]) -> bool:
         """Whether the backend, reporting `capabilities`, can serve this tool now."""
-        needed = ({self.capability} if self.capability else set()) | set(self.also_needs)
-        return needed <= set(capabilities)
+        return self.needs <= capabilities
 
     @property
     def annotations(self) -> dict[str, Any] | None:

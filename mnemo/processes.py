@@ -169,6 +169,15 @@ def _open_output(settings: Settings, name: str) -> int:
     return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
 
+def wait_or_kill(proc: subprocess.Popen) -> None:
+    """Wait STOP_WAIT_S for a child already asked to stop, then kill it."""
+    try:
+        proc.wait(STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _terminate(pid: int) -> bool:
     try:
         os.kill(pid, signal.SIGTERM)

@@ -37,6 +37,7 @@ from mnemo.processes import (  # noqa: F401 - re-exported: the stack's API for c
     read_pid,
     service_healthy,
     settings_env,
+    wait_or_kill,
 )
 from mnemo.vocab import MCP_SERVER_NAME
 
@@ -220,11 +221,7 @@ def _start_viewer(settings: Settings) -> subprocess.Popen[bytes]:
 
 def _stop_child(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
-    try:
-        proc.wait(timeout=STOP_WAIT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    wait_or_kill(proc)
 
 
 def _run_foreground(settings: Settings) -> int:

@@ -28,7 +28,6 @@ from mnemo import spawnlock
 from mnemo.config import SERVICES, Settings, local_services
 from mnemo.logs import get_logger
 from mnemo.processes import (
-    STOP_WAIT_S,
     is_local,
     pid_path,
     read_pid,
@@ -36,6 +35,7 @@ from mnemo.processes import (
     spawn,
     spawn_service,
     wait_healthy,
+    wait_or_kill,
 )
 
 log = get_logger(__name__)
@@ -183,11 +183,7 @@ class Supervisor:
             child = self.children.pop(service, None)
             if child is None:
                 continue
-            try:
-                child.proc.wait(STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                child.proc.kill()
-                child.proc.wait()
+            wait_or_kill(child.proc)
             pid_path(self.settings, service).unlink(missing_ok=True)
 
 

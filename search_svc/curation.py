@@ -6,11 +6,14 @@ No grpc import: the store and vector clients raise MnemoError subclasses.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mnemo import identity
 from mnemo.errors import InvalidArgument, MnemoError, NotFound
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 from search_svc.backend import Backend
+from search_svc.details import timeline_request
 from search_svc.memsearch.params import parse_record_id
 from search_svc.render import display_id
 
@@ -29,6 +32,13 @@ def _kind_of(record: common_pb2.Record) -> str:
 def _project_of(record: common_pb2.Record) -> str:
     kind = _kind_of(record)
     return getattr(record, kind).project if kind else ""
+
+
+def _refs(ids: Sequence[str]) -> list[common_pb2.Ref]:
+    """The records a forget or mark_wrong request names (InvalidArgument on a bad id or too many)."""
+    if len(ids) > MAX_FORGET_IDS:
+        raise InvalidArgument("ids", f"at most {MAX_FORGET_IDS:,} items per request")
+    return [parse_record_id(raw, f"ids[{i}]")[1] for i, raw in enumerate(ids)]
 
 
 class Curation:
@@ -65,14 +75,10 @@ class Curation:
         return reply
 
     def _context(self, ref: common_pb2.Ref, record: common_pb2.Record) -> list[common_pb2.IndexRow]:
-        request = store_pb2.StoreTimelineRequest(depth_before=CONTEXT_DEPTH, depth_after=CONTEXT_DEPTH)
-        if ref.kind == common_pb2.DOC_KIND_PROMPT:  # prompts are not anchors: anchor on their time
-            request.epoch = record.prompt.created_at_epoch
-        else:
-            request.ref.CopyFrom(ref)
-        request.filters.project = _project_of(record)
-        request.filters.include_marked_wrong = True
-        rows = self.backend.store.stub.Timeline(request).rows
+        # prompts are not anchors: anchor on their time
+        anchor = record.prompt.created_at_epoch if ref.kind == common_pb2.DOC_KIND_PROMPT else ref
+        filters = common_pb2.Filters(project=_project_of(record), include_marked_wrong=True)
+        rows = self.backend.store.stub.Timeline(timeline_request(anchor, CONTEXT_DEPTH, CONTEXT_DEPTH, filters)).rows
         return [row for row in rows if (row.ref.kind, row.ref.id) != (ref.kind, ref.id)]
 
     def _corpora_holding(self, observation_id: int) -> list[str]:
@@ -101,9 +107,7 @@ class Curation:
         return self._detail(common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=observation.id))
 
     def forget(self, request: search_pb2.ForgetToolRequest) -> search_pb2.ForgetReply:
-        if len(request.ids) > MAX_FORGET_IDS:
-            raise InvalidArgument("ids", f"at most {MAX_FORGET_IDS:,} items per request")
-        refs = [parse_record_id(raw, f"ids[{i}]")[1] for i, raw in enumerate(request.ids)]
+        refs = _refs(request.ids)
         deleted = self.backend.store.stub.Forget(
             store_pb2.ForgetRequest(refs=refs, sessions=request.sessions, project=request.project))
         reply = search_pb2.ForgetReply(deleted=deleted, vectors_synced=self._sync_vectors())
@@ -111,9 +115,7 @@ class Curation:
         return reply
 
     def mark_wrong(self, request: search_pb2.MarkWrongToolRequest) -> search_pb2.MarkWrongReply:
-        if len(request.ids) > MAX_FORGET_IDS:
-            raise InvalidArgument("ids", f"at most {MAX_FORGET_IDS:,} items per request")
-        refs = [parse_record_id(raw, f"ids[{i}]")[1] for i, raw in enumerate(request.ids)]
+        refs = _refs(request.ids)
         changed = self.backend.store.stub.MarkWrong(
             store_pb2.MarkWrongRequest(refs=refs, undo=request.undo, reason=request.reason)).changed
         shown = ", ".join(display_id(ref) for ref in changed) or "nothing"

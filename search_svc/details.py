@@ -43,6 +43,17 @@ def depth(req: search_pb2.TimelineRequest, name: str) -> int:
     return optional_bounded(req, name, default=TIMELINE_DEPTH_DEFAULT, maximum=TIMELINE_DEPTH_MAX)
 
 
+def timeline_request(anchor: common_pb2.Ref | int, before: int, after: int,
+                     filters: common_pb2.Filters) -> store_pb2.StoreTimelineRequest:
+    """The store's timeline around a record (a Ref) or an instant (epoch ms)."""
+    request = store_pb2.StoreTimelineRequest(depth_before=before, depth_after=after, filters=filters)
+    if isinstance(anchor, int):
+        request.epoch = anchor
+    else:
+        request.ref.CopyFrom(anchor)
+    return request
+
+
 class Details:
     """timeline, get_observations and mem_search's timeline context, over a Retrieval."""
 
@@ -53,12 +64,7 @@ class Details:
 
     def _store_timeline(self, anchor: common_pb2.Ref | int, before: int, after: int,
                         filters: common_pb2.Filters) -> store_pb2.StoreTimelineResponse:
-        request = store_pb2.StoreTimelineRequest(depth_before=before, depth_after=after, filters=filters)
-        if isinstance(anchor, int):
-            request.epoch = anchor
-        else:
-            request.ref.CopyFrom(anchor)
-        return self.store.stub.Timeline(request)
+        return self.store.stub.Timeline(timeline_request(anchor, before, after, filters))
 
     def timeline(self, req: search_pb2.TimelineRequest) -> search_pb2.TimelineReply:
         anchor_text, query = req.anchor.strip(), req.query.strip()

@@ -24,7 +24,7 @@ import contextvars
 import hashlib
 import json
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mnemo.config import Settings
@@ -57,18 +57,17 @@ from mnemo.vocab import (
 from search_svc.backend import Backend
 from search_svc.render import Renderer, inline
 from search_svc.requests import check_limit
-from search_svc.writes import _memory_title, _project_name, memory_session_id, one_line
+from search_svc.writes import memory_session_id, memory_title, one_line, project_name
 
 JOB_KEY_PREFIX = "observation-job:"
 FACT_MAX_CHARS = 500
-STATUSES = ("queued", "running", "done", "failed")
 
 
-def _project(value: str, field: str = "projectId") -> str:
+def _project(value: str) -> str:
     try:
-        return _project_name(value) if value.strip() else DEFAULT_PROJECT
+        return project_name(value) if value.strip() else DEFAULT_PROJECT
     except InvalidArgument as err:
-        raise InvalidArgument(field, err.rule) from None
+        raise InvalidArgument("projectId", err.rule) from None
 
 
 def _bounded(value: str, field: str, max_chars: int) -> str:
@@ -118,7 +117,6 @@ class Observations:
         # One worker: jobs are short rule runs; a queue keeps a burst of events from
         # competing with the RPCs for the store.
         self._jobs = jobs or ThreadPoolExecutor(max_workers=1, thread_name_prefix="obs-job")
-        self.pending: list[Future[None]] = []
 
     def capabilities(self) -> list[str]:
         return ["observations"]
@@ -140,7 +138,7 @@ class Observations:
         session = clean(_bounded(req.server_session_id, "serverSessionId", SESSION_ID_MAX_CHARS))
         session = one_line(session) or memory_session_id(project)
         observation = common_pb2.Observation(memory_session_id=session, project=project, type=kind,
-                                             title=_memory_title("", text), narrative=text,
+                                             title=memory_title("", text), narrative=text,
                                              facts=_metadata_facts(req.metadata_json))
         added = self.store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=[observation]))
         oid, created = added.ids[0], added.created[0]
@@ -190,8 +188,7 @@ class Observations:
         job_id = f"{uuid.uuid4().hex}.{project}"
         self._write_job(job_id, "queued")
         context = contextvars.copy_context()  # the caller's identity goes with the job
-        self.pending.append(self._jobs.submit(context.run, self._run_job, job_id, tool_use, payload, key))
-        self.pending = [f for f in self.pending if not f.done()]
+        self._jobs.submit(context.run, self._run_job, job_id, tool_use, payload, key)
         return search_pb2.ObservationEventReply(
             text=f"{text} Generating observations: job {job_id} (observation_generation_status).",
             event_id=tool_use.id, job_id=job_id)

@@ -71,7 +71,7 @@ def memory_session_id(project: str) -> str:
     return default_session_ids(project)[0]
 
 
-def _project_name(project: str) -> str:
+def project_name(project: str) -> str:
     """A project name to write under: the search bound, no control characters (it names a
     session), and privacy-filtered (it is stored, in the store and in Chroma's metadata)."""
     check_project(project)
@@ -86,7 +86,7 @@ def _project_name(project: str) -> str:
 def _required_project(project: str, *, writing: bool = False) -> str:
     if not project.strip():
         raise InvalidArgument("project", "required")
-    return _project_name(project) if writing else check_project(project)
+    return project_name(project) if writing else check_project(project)
 
 
 def _tags(values: Sequence[str], field: str, max_items: int, max_chars: int) -> list[str]:
@@ -102,7 +102,7 @@ def _tags(values: Sequence[str], field: str, max_items: int, max_chars: int) -> 
     return out
 
 
-def _memory_title(title: str, text: str) -> str:
+def memory_title(title: str, text: str) -> str:
     if title.strip():
         if len(title) > TITLE_MAX_CHARS:
             raise InvalidArgument("title", f"at most {TITLE_MAX_CHARS} characters, got {len(title)}")
@@ -124,8 +124,8 @@ def validate_memory(req: search_pb2.SaveMemoryRequest) -> common_pb2.Observation
     if kind not in OBSERVATION_TYPES:
         raise InvalidArgument("type", f"must be one of {', '.join(OBSERVATION_TYPES)}, "
                               f"got {inline(kind, 40)!r}")
-    project = _project_name(req.project) if req.project.strip() else DEFAULT_PROJECT
-    return common_pb2.Observation(project=project, type=kind, title=_memory_title(req.title, text),
+    project = project_name(req.project) if req.project.strip() else DEFAULT_PROJECT
+    return common_pb2.Observation(project=project, type=kind, title=memory_title(req.title, text),
                                   narrative=text,
                                   concepts=_tags(req.concepts, "concepts", MEMORY_TAGS_MAX, TAG_MAX_CHARS),
                                   files_read=_tags(req.files, "files", MEMORY_FILES_MAX, FILE_MAX_CHARS))

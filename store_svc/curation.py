@@ -27,11 +27,10 @@ from mnemo.vocab import TITLE_MAX_CHARS
 from store_svc import convert, queries, validate
 from store_svc.core import MAX_BATCH, Store, check_refs
 from store_svc.dialect import Conn
-from store_svc.schema import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY
+from store_svc.schema import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY, KIND_TABLES
 
 MAX_FORGET_SESSIONS = 100
 MAX_REASON_CHARS = 1000
-RECORD_TABLES = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
 
 
 @dataclass
@@ -88,7 +87,7 @@ def collect(conn: Conn, refs: Iterable[tuple[int, int]], sessions: Sequence[str]
     doomed = Doomed()
     by_kind = {KIND_OBSERVATION: doomed.observations, KIND_SUMMARY: doomed.summaries, KIND_PROMPT: doomed.prompts}
     for kind, row_id in refs:
-        if conn.execute(f"SELECT 1 FROM {RECORD_TABLES[kind]} WHERE id = ?", (row_id,)).fetchone():
+        if conn.execute(f"SELECT 1 FROM {KIND_TABLES[kind]} WHERE id = ?", (row_id,)).fetchone():
             by_kind[kind].add(row_id)
     if sessions:
         # A host session id may name sessions of several platforms, and so of several projects:
@@ -215,7 +214,7 @@ def mark_wrong(conn: Conn, refs: Sequence[tuple[int, int]], undo: bool, reason: 
     All or nothing: one unknown id fails the request before anything is written.
     """
     missing = [ref for ref in refs
-               if not conn.execute(f"SELECT 1 FROM {RECORD_TABLES[ref[0]]} WHERE id = ?", (ref[1],)).fetchone()]
+               if not conn.execute(f"SELECT 1 FROM {KIND_TABLES[ref[0]]} WHERE id = ?", (ref[1],)).fetchone()]
     if missing:
         shown = ", ".join(f"{convert.DISPLAY_PREFIX[cast(common_pb2.DocKind, kind)]}{row_id}"
                           for kind, row_id in missing)

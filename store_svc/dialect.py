@@ -84,16 +84,15 @@ class Dialect:
         """SQL for the first element of a JSON array held in a text column (NULL when none)."""
         if self.name == "postgres":
             json = _pg_json(column)
-            return (f"(CASE WHEN pg_input_is_valid({json}, 'jsonb') AND jsonb_typeof({json}::jsonb) = 'array' "
-                    f"THEN {json}::jsonb ->> 0 END)")
+            return f"(CASE WHEN {_pg_is_array(json)} THEN {json}::jsonb ->> 0 END)"
         return f"(CASE WHEN json_valid({column}) THEN json_extract({column}, '$[0]') END)"
 
     def json_values(self, column: str) -> str:
         """A FROM item yielding each element of a JSON array text column as `value` (none when invalid)."""
         if self.name == "postgres":
             json = _pg_json(column)
-            return (f"jsonb_array_elements_text(CASE WHEN pg_input_is_valid({json}, 'jsonb') AND "
-                    f"jsonb_typeof({json}::jsonb) = 'array' THEN {json}::jsonb ELSE '[]'::jsonb END) AS j(value)")
+            return (f"jsonb_array_elements_text(CASE WHEN {_pg_is_array(json)} THEN {json}::jsonb "
+                    f"ELSE '[]'::jsonb END) AS j(value)")
         return f"json_each(CASE WHEN json_valid({column}) THEN {column} ELSE '[]' END)"
 
     def day_of(self, epoch_ms_column: str) -> str:
@@ -101,6 +100,11 @@ class Dialect:
         if self.name == "postgres":
             return f"to_char(to_timestamp({epoch_ms_column} / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
         return f"date({epoch_ms_column} / 1000, 'unixepoch')"
+
+
+def _pg_is_array(json: str) -> str:
+    """SQL testing that a text expression holds a JSON array (false, not an error, when it is not JSON)."""
+    return f"pg_input_is_valid({json}, 'jsonb') AND jsonb_typeof({json}::jsonb) = 'array'"
 
 
 def _pg_json(column: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from mnemo.query import ParsedQuery, Run, exclusion_fts5, like_pattern, table_column, to_fts5, trigram_fts5
 from store_svc.dialect import Dialect
-from store_svc.queries import Clause, KindSql
+from store_svc.queries import Clause, KindSql, union_branches
 
 # A CJK substring hit found by LIKE (runs under 3 characters) scores like a good bm25 hit.
 LIKE_SCORE = 1.0
@@ -62,15 +62,7 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True,
             test, params = _like_any(spec, run, column=column)
             score = f", {LIKE_SCORE} AS score" if scored else ""
             branches.append((f"SELECT id{score} FROM {spec.table} WHERE {test}", params))
-    if not branches:
-        return None
-    params = [p for b in branches for p in b[1]]
-    if len(branches) == 1:
-        return branches[0]
-    if not scored:
-        return " UNION ".join(b[0] for b in branches), params
-    sql = " UNION ALL ".join(b[0] for b in branches)
-    return f"SELECT id, sum(score) AS score FROM ({sql}) GROUP BY id", params
+    return union_branches(branches, scored)
 
 
 def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:

@@ -120,6 +120,19 @@ class Clause:
         return " AND ".join(self.sql) if self.sql else "TRUE"
 
 
+def union_branches(branches: list[tuple[str, list]], scored: bool) -> tuple[str, list] | None:
+    """One match source from a dialect's branches (SQL, params): ids, or ids with their summed score."""
+    if not branches:
+        return None
+    if len(branches) == 1:
+        return branches[0]
+    params = [p for b in branches for p in b[1]]
+    if not scored:
+        return " UNION ".join(b[0] for b in branches), params
+    sql = " UNION ALL ".join(b[0] for b in branches)
+    return f"SELECT id, sum(score) AS score FROM ({sql}) u GROUP BY id", params
+
+
 def _placeholders(values: Sequence) -> str:
     return ", ".join("?" for _ in values)
 

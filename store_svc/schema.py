@@ -24,6 +24,7 @@ _NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
 
 # DocKind / ChangeOp numbers of the protos, used in the change feed.
 KIND_OBSERVATION, KIND_SUMMARY, KIND_PROMPT = 1, 2, 3
+KIND_TABLES = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
 OP_UPSERT, OP_DELETE = 1, 2
 
 OBSERVATION_FTS_COLUMNS = ("title", "subtitle", "narrative", "text", "facts", "concepts")
@@ -287,8 +288,7 @@ CREATE TABLE marked_wrong (
   marked_at_epoch INTEGER NOT NULL,
   PRIMARY KEY (kind, record_id)
 ) WITHOUT ROWID;
-""" + "".join(_forget_marks_with(table, kind) for table, kind in (
-    ("observations", KIND_OBSERVATION), ("session_summaries", KIND_SUMMARY), ("user_prompts", KIND_PROMPT)))
+""" + "".join(_forget_marks_with(table, kind) for kind, table in KIND_TABLES.items())
 
 # (version, name, SQL). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (

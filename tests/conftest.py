@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,12 +46,17 @@ def store_backend() -> str:
     return os.environ.get("TEST_STORE_BACKEND", "sqlite")
 
 
-@pytest.fixture
-def settings(home: Path, store_backend: str, request: pytest.FixtureRequest) -> Settings:
+def make_settings(home: Path, **overrides: Any) -> Settings:
     """Settings for tests: the fast deterministic embedder, short intervals, no config.toml leakage."""
     base = load_settings({"home": str(home)}, environ={})
     ensure_private_dirs(base)
-    base = with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning")
+    return with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning", **overrides)
+
+
+@pytest.fixture
+def settings(home: Path, store_backend: str, request: pytest.FixtureRequest) -> Settings:
+    """make_settings in the test's home, on the store backend `store_backend` selects."""
+    base = make_settings(home)
     if store_backend == "postgres":  # a fresh database of the session's PostgreSQL (tests/pg.py)
         base = with_overrides(base, store_backend="postgres", store_dsn=request.getfixturevalue("postgres_database"))
     return base

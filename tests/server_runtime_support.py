@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides
-from tests.conftest import start_service, subprocess_env
+from mnemo.config import Settings, with_overrides
+from tests.conftest import make_settings, start_service, subprocess_env
 from tests.grpcurl_support import free_port
 
 __all__ = ["TeamServer", "free_port", "server_runtime_env", "write_token_file"]
@@ -41,10 +41,7 @@ class TeamServer:
 
     @classmethod
     def start(cls, home: Path, token: str, port: int = 0, **overrides: Any) -> TeamServer:
-        base = load_settings({"home": str(home)}, environ={})
-        ensure_private_dirs(base)
-        settings = with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning", auth_token=token,
-                                  **overrides)
+        settings = make_settings(home, auth_token=token, **overrides)
         running: list[Any] = []
         store, stop_store = start_service("store", settings, "127.0.0.1:0")
         running.append((store, stop_store))

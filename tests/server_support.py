@@ -44,12 +44,7 @@ class Service:
 
     def stop(self) -> int:
         if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            stop_process(self.process, wait_s=30)
         return self.process.returncode
 
     def tail(self) -> str:
@@ -118,10 +113,11 @@ def start_chroma(home: Path) -> tuple[subprocess.Popen, str]:
         time.sleep(0.1)
 
 
-def stop_process(process: subprocess.Popen) -> None:
+def stop_process(process: subprocess.Popen, wait_s: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `wait_s`."""
     process.terminate()
     try:
-        process.wait(10)
+        process.wait(wait_s)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()

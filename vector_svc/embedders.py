@@ -338,7 +338,6 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
     """
 
     def __init__(self, embedder: str, model: str, dimension: int, instance: Embedder | None = None):
-        self._key = embedder
         self._config: dict[str, Any] = {"embedder": embedder, "model": model, "dimension": int(dimension)}
         self._instance = instance
         self._lock = threading.Lock()
@@ -350,7 +349,7 @@ class MnemoEmbeddingFunction(EmbeddingFunction[Documents]):
     def __call__(self, input: Documents) -> Embeddings:
         with self._lock:
             if self._instance is None:
-                self._instance = make_embedder(self._key)
+                self._instance = make_embedder(self._config["embedder"])
         return [row for row in self._instance.embed(list(input))]
 
     @staticmethod

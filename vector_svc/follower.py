@@ -88,15 +88,15 @@ class Follower:
         return result
 
     def _rebuild_once(self) -> SyncResult:
-        with self.index.write_lock:
-            started = time.monotonic()
-            rebuilt = self.index.fresh_rebuild_collection()
-            applied = self._pump(rebuilt, 0, stoppable=False)
-            self.index.promote(rebuilt)
-            result = SyncResult(applied, self.index.watermark(), self.index.count())
-            seconds = round(time.monotonic() - started, 2)
-            log.info("rebuilt", changes=applied, documents=result.documents, seconds=seconds)
-            return result
+        """One rebuild; the caller (rebuild) holds the write lock."""
+        started = time.monotonic()
+        rebuilt = self.index.fresh_rebuild_collection()
+        applied = self._pump(rebuilt, 0, stoppable=False)
+        self.index.promote(rebuilt)
+        result = SyncResult(applied, self.index.watermark(), self.index.count())
+        seconds = round(time.monotonic() - started, 2)
+        log.info("rebuilt", changes=applied, documents=result.documents, seconds=seconds)
+        return result
 
     def status(self) -> vector_pb2.VectorStatusResponse:
         """Answers even while Chroma fails: the watermark is the collection's cached metadata, and

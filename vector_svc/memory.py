@@ -54,6 +54,3 @@ class HeapTrimmer:
         if due:
             self.now()
 
-
-def available() -> bool:
-    return _TRIM is not None

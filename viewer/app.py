@@ -2,7 +2,8 @@
 same calls (Starlette, Jinja2 with autoescape on every template).
 
 Handlers are plain functions (Starlette runs them on its thread pool), because the
-search_svc client is blocking. A MnemoError becomes a page (or JSON) naming what is wrong.
+search_svc client is blocking. A MnemoError becomes a page (or JSON) naming what is wrong
+(the application's exception handler, Viewer._failure).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -66,29 +68,23 @@ class Viewer:
         context.setdefault("types", OBSERVATION_TYPES)
         return self.templates.TemplateResponse(request, name, context, status_code=status)
 
-    def _failure(self, request: Request, err: MnemoError) -> Response:
-        status = _STATUS.get(err.code, 500)
+    def _failure(self, request: Request, err: Exception) -> Response:
+        """The application's handler of MnemoError (registered for that class only)."""
+        code = getattr(err, "code", "INTERNAL")
+        status = _STATUS.get(code, 500)
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": err.code, "message": str(err)}, status_code=status)
+            return JSONResponse({"error": code, "message": str(err)}, status_code=status)
         return self._page(request, "error.html", status=status, error=err)
-
-    def guarded(self, handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
-        def endpoint(request: Request) -> Response:
-            try:
-                return handler(request)
-            except MnemoError as err:
-                return self._failure(request, err)
-        return endpoint
 
     # -- pages -------------------------------------------------------------------------------
     def home_page(self, request: Request) -> Response:
         project = request.query_params.get("project", "")
         health = self.client.health(project)
         overview = present.overview_view(health.overview) if health.overview else None
-        bars = present.activity_bars(health.overview.activity) if health.overview else ([], 1, 0)
+        bars, chart_width, peak = present.activity_bars(health.overview.activity) if health.overview else ([], 1, 0)
         rows = [present.row_view(r) for r in self.client.recent(project)] if health.overview else []
-        return self._page(request, "home.html", health=health, overview=overview, bars=bars[0],
-                          chart_width=bars[1], peak=bars[2], rows=rows, disk=present.disk_use(self.home),
+        return self._page(request, "home.html", health=health, overview=overview, bars=bars,
+                          chart_width=chart_width, peak=peak, rows=rows, disk=present.disk_use(self.home),
                           notice=request.query_params.get("notice", ""))
 
     def search_page(self, request: Request) -> Response:
@@ -162,8 +158,6 @@ class Viewer:
 
 
 def _quote(text: str) -> str:
-    from urllib.parse import quote
-
     return quote(text[:300])
 
 
@@ -174,31 +168,21 @@ def _observation_id(record_id: str) -> int:
     return int(raw)
 
 
-def _async_guard(viewer: Viewer, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-    async def endpoint(request: Request) -> Response:
-        try:
-            response: Response = await handler(request)
-            return response
-        except MnemoError as err:
-            return viewer._failure(request, err)
-    return endpoint
-
-
 def build_app(client: MemoryClient, home: Path, gate: Gate, port_of: Callable[[], int]) -> Starlette:
     viewer = Viewer(client, home)
-    g = viewer.guarded
     routes = [
-        Route("/", g(viewer.home_page)),
-        Route("/search", g(viewer.search_page)),
-        Route("/record/{record_id}", g(viewer.record_page)),
-        Route("/record/{record_id}/edit", _async_guard(viewer, viewer.edit), methods=["POST"]),
-        Route("/record/{record_id}/wrong", _async_guard(viewer, viewer.mark_wrong), methods=["POST"]),
-        Route("/forget", _async_guard(viewer, viewer.forget), methods=["POST"]),
-        Route("/api/recent", g(viewer.api_recent)),
-        Route("/api/search", g(viewer.api_search)),
-        Route("/api/record/{record_id}", g(viewer.api_record)),
-        Route("/api/overview", g(viewer.api_overview)),
+        Route("/", viewer.home_page),
+        Route("/search", viewer.search_page),
+        Route("/record/{record_id}", viewer.record_page),
+        Route("/record/{record_id}/edit", viewer.edit, methods=["POST"]),
+        Route("/record/{record_id}/wrong", viewer.mark_wrong, methods=["POST"]),
+        Route("/forget", viewer.forget, methods=["POST"]),
+        Route("/api/recent", viewer.api_recent),
+        Route("/api/search", viewer.api_search),
+        Route("/api/record/{record_id}", viewer.api_record),
+        Route("/api/overview", viewer.api_overview),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(GateMiddleware, gate=gate, port_of=port_of)])
-    return app
+    # A MnemoError from any handler (sync or async) becomes its page or JSON (Viewer._failure).
+    return Starlette(routes=routes, middleware=[Middleware(GateMiddleware, gate=gate, port_of=port_of)],
+                     exception_handlers={MnemoError: viewer._failure})

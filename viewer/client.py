@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mnemo.config import Settings
+from mnemo.errors import MnemoError
 from mnemo.grpc_client import ServiceClient, check_health, connect
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2
 
@@ -86,8 +87,6 @@ class MemoryClient:
         return self.stub.EditObservation(request)
 
     def health(self, project: str = "") -> Health:
-        from mnemo.errors import MnemoError
-
         services = {name: check_health(self.settings.address(name), tls_ca=self.settings.tls_ca)
                     for name in SERVICES}
         health = Health(services=services)

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from mnemo.config import Settings
 from mnemo.errors import MnemoError
@@ -23,13 +23,19 @@ from viewer import present
 from viewer.client import MemoryClient, SearchQuery
 
 Check = tuple[str, bool, str]  # (what, ok, detail or what to do)
+T = TypeVar("T")
 
 
-def _client(settings: Settings) -> MemoryClient:
+def _ask(settings: Settings, call: Callable[[MemoryClient], T]) -> T:
+    """One call through a client of a running stack (started when it is local and down)."""
     from viewer.main import ensure_services
 
     ensure_services(settings)
-    return MemoryClient(settings)
+    client = MemoryClient(settings)
+    try:
+        return call(client)
+    finally:
+        client.close()
 
 
 def _width() -> int:
@@ -57,11 +63,7 @@ def run_search(settings: Settings, args: argparse.Namespace) -> int:
     query = SearchQuery(text=args.query, project=args.project or "", types=tuple(args.type or ()),
                         date_start=args.since or "", date_end=args.until or "", files=tuple(args.file or ()),
                         limit=args.limit)
-    client = _client(settings)
-    try:
-        reply = client.search(query)
-    finally:
-        client.close()
+    reply = _ask(settings, lambda client: client.search(query))
     rows = [present.row_view(r) for r in reply.rows]
     if args.json:
         _print_json({"total": reply.counts.total, "strategy": reply.strategy, "rows": rows})
@@ -73,11 +75,7 @@ def run_search(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def run_show(settings: Settings, args: argparse.Namespace) -> int:
-    client = _client(settings)
-    try:
-        detail = client.detail(args.id)
-    finally:
-        client.close()
+    detail = _ask(settings, lambda client: client.detail(args.id))
     if args.json:
         _print_json(present.as_dict(detail))
         return 0
@@ -118,11 +116,7 @@ def run_forget(settings: Settings, args: argparse.Namespace) -> int:
     what = ", ".join([*ids, *(f"session {s}" for s in sessions), *([f"project {project}"] if project else [])])
     if not _confirmed(what, args.yes):
         return 1
-    client = _client(settings)
-    try:
-        reply = client.forget(ids, sessions, project)
-    finally:
-        client.close()
+    reply = _ask(settings, lambda client: client.forget(ids, sessions, project))
     return _print_reply(args, present.as_dict(reply.deleted), reply.text)
 
 
@@ -142,20 +136,12 @@ def _print_json(payload: Any) -> None:
 
 def run_mark_wrong(settings: Settings, args: argparse.Namespace) -> int:
     """Mark records wrong (kept, but no search or fetch returns them) or take the mark back."""
-    client = _client(settings)
-    try:
-        reply = client.mark_wrong(args.ids, undo=args.undo, reason=args.reason or "")
-    finally:
-        client.close()
+    reply = _ask(settings, lambda client: client.mark_wrong(args.ids, undo=args.undo, reason=args.reason or ""))
     return _print_reply(args, present.as_dict(reply), reply.text)
 
 
 def run_stats(settings: Settings, args: argparse.Namespace) -> int:
-    client = _client(settings)
-    try:
-        health = client.health(args.project or "")
-    finally:
-        client.close()
+    health = _ask(settings, lambda client: client.health(args.project or ""))
     if health.overview is None:
         print(f"mnemo stats: {health.problem}", file=sys.stderr)
         return 2

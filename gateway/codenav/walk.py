@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import pathspec
 
+from gateway.codenav.confine import OPEN_FLAGS
+
 SKIPPED_DIRS = frozenset({"node_modules", "vendor", "build", "dist", "target", "__pycache__", "venv", "env",
                           "coverage", "bower_components"})
 IGNORE_FILE_MAX_BYTES = 256 * 1024
@@ -112,7 +114,7 @@ def _skipped_dir(name: str) -> bool:
 def _read_ignore(root: str, shown_dir: str) -> list[_Ignore]:
     path = os.path.join(root, shown_dir, ".gitignore")
     try:  # never follow a link nor block on a FIFO named .gitignore
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        descriptor = os.open(path, OPEN_FLAGS)
     except OSError:
         return []
     with os.fdopen(descriptor, "rb") as handle:

@@ -106,8 +106,9 @@ class RecentContext:
             return list(reply.rows)
 
         sessions = await recent("sessions", limit)
-        observations = await recent("observations", limit * RECENT_OBSERVATIONS_PER_SESSION)
-        summaries = render.full_text(sessions, await _records(call, sessions), 0, len(sessions), "sessions")
+        observations, records = await asyncio.gather(
+            recent("observations", limit * RECENT_OBSERVATIONS_PER_SESSION), _records(call, sessions))
+        summaries = render.full_text(sessions, records, 0, len(sessions), "sessions")
         listed = render.index_text(observations, 0, len(observations), "observations")
         return ToolOutput(f"Recent context for project {name!r}\n\n## Sessions\n{summaries}\n\n"
                           f"## Observations\n{listed}")

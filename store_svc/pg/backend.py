@@ -37,6 +37,8 @@ from store_svc.pg.conn import PgConnection
 
 log = get_logger(__name__)
 
+# One snapshot for all the statements of a read (counts and pages agree).
+_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 # Tables whose dead tuples may still hold forgotten text until vacuumed.
 _TEXT_TABLES = ("observations", "session_summaries", "user_prompts", "sdk_sessions", "tool_uses", "corpora",
                 "corpus_history", "work_state", "work_state_history", "cursors", "marked_wrong")
@@ -91,11 +93,11 @@ class PgBackend:
 
     def reading(self) -> Any:
         """A consistent snapshot for the duration of one read RPC."""
-        return self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock=False)
+        return self._transaction(_BEGIN_READ, lock=False)
 
     def snapshot(self) -> Any:
         """One snapshot for a long stream (Export), on a pooled connection of its own."""
-        return self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock=False)
+        return self._transaction(_BEGIN_READ, lock=False)
 
     @staticmethod
     def size_bytes(conn: Conn) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 
 from mnemo.query import ParsedQuery, Run, Term, like_pattern, table_column
 from store_svc.pg.schema import RANK_WEIGHTS, TS_CONFIG, haystack
-from store_svc.queries import Clause, KindSql
+from store_svc.queries import Clause, KindSql, union_branches
 
 MAX_TRIGRAMS = 48
 # Chosen on LoCoMo's dev split (lexical recall@5, 760 questions): ts_rank without length
@@ -175,15 +175,7 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True,
                              [*score_params, *test_params]))
         else:
             branches.append((f"SELECT id FROM {spec.table} WHERE {test}", test_params))
-    if not branches:
-        return None
-    all_params = [p for b in branches for p in b[1]]
-    if len(branches) == 1:
-        return branches[0]
-    if not scored:
-        return " UNION ".join(b[0] for b in branches), all_params
-    sql = " UNION ALL ".join(b[0] for b in branches)
-    return f"SELECT id, sum(score) AS score FROM ({sql}) u GROUP BY id", all_params
+    return union_branches(branches, scored)
 
 
 def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:

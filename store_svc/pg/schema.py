@@ -36,9 +36,7 @@ from store_svc import schema as sqlite_schema
 from store_svc.access import ACCESS_SQL
 from store_svc.lease import LEASES_SQL
 from store_svc.schema import (
-    KIND_OBSERVATION,
-    KIND_PROMPT,
-    KIND_SUMMARY,
+    KIND_TABLES,
     OBSERVATION_FTS_COLUMNS,
     PROMPT_FTS_COLUMNS,
     SUMMARY_FTS_COLUMNS,
@@ -67,7 +65,6 @@ RANK_WEIGHTS: dict[str, str] = {  # observations 1:2:4:8 (narrative/text : facts
 }
 TEXT_COLUMNS = {"observations": OBSERVATION_FTS_COLUMNS, "session_summaries": SUMMARY_FTS_COLUMNS,
                 "user_prompts": PROMPT_FTS_COLUMNS}
-KIND_TABLES = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
 
 
 def pg_ddl(sqlite_sql: str) -> str:

@@ -7,7 +7,6 @@ purpose); the gateway, the SDK client and gRPC are real.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import anyio
@@ -15,12 +14,12 @@ import grpc
 import pytest
 
 from tests.service.gateway.mcp_support import (
-    GATEWAY_ARGV,
-    REPO_ROOT,
     FaultySearch,
     gateway_env,
+    kill_gateway,
     mcp_session,
     result_text,
+    spawn_gateway,
     start_fake_search,
 )
 
@@ -125,8 +124,7 @@ def test_losing_the_client_cancels_the_job_and_exits_with_clean_stdout(settings)
     """A raw client: stdout is parsed line by line (JSON-RPC only), then stdin closes mid-job."""
     servicer = FaultySearch(capabilities=CAPS, prime_quiet_s=60.0)
     handle, env = fake_stack(settings, servicer)
-    proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+    proc = spawn_gateway(env)
     try:
         proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
@@ -148,10 +146,5 @@ def test_losing_the_client_cancels_the_job_and_exits_with_clean_stdout(settings)
             frame = json.loads(line)  # every line is a JSON-RPC frame
             assert frame["jsonrpc"] == "2.0"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if not pipe.closed:
-                pipe.close()
+        kill_gateway(proc)
         handle.stop(0)

@@ -5,6 +5,7 @@ Replaying the queue again (acknowledgements lost) adds nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -28,20 +29,18 @@ SECRETS = ("STAGINGKEYdoNotStore", "ghp_A1b2C3d4", "tok_live_9f8e7d6c")
 WRITING_EVENTS = ["UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"]
 
 
+def _read_only(db_path: Path) -> contextlib.closing[sqlite3.Connection]:
+    return contextlib.closing(sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True))
+
+
 def counts(db_path: Path) -> dict[str, int]:
-    conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
+    with _read_only(db_path) as conn:
         return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES}
-    finally:
-        conn.close()
 
 
 def _prompt_times(db_path: Path) -> list[int]:
-    conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
+    with _read_only(db_path) as conn:
         return [row[0] for row in conn.execute("SELECT created_at_epoch FROM user_prompts ORDER BY id")]
-    finally:
-        conn.close()
 
 
 def _local_reference(repo: Path, transcript: Path) -> dict[str, int]:

@@ -5,6 +5,7 @@ and a fault-injecting SearchService (the one place a fake backend is allowed).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -139,6 +140,12 @@ def start_fake_search(servicer: FaultySearch, address: str):
     return build_server(address, register)
 
 
+def spawn_gateway(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`mnemo mcp` in the repository, its stdin and stdout piped to the test, stderr discarded."""
+    return subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+
+
 def kill_gateway(proc) -> None:
     """Kill a spawned gateway (if still running) and close our ends of its pipes."""
     if proc.poll() is None:
@@ -154,10 +161,7 @@ class RawClient:
     so a test can check that stdout carried JSON-RPC frames and nothing else."""
 
     def __init__(self, env: dict[str, str]):
-        import subprocess
-
-        self.proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+        self.proc = spawn_gateway(env)
         self.lines: list[bytes] = []
         self._next_id = 0
 
@@ -207,10 +211,8 @@ class FrameClient:
 
     def __init__(self, env: dict[str, str]):
         import queue
-        import subprocess
 
-        self.proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
+        self.proc = spawn_gateway(env)
         self.replies: queue.Queue[dict | None] = queue.Queue()
         self.non_json: list[bytes] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

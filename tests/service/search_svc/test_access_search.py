@@ -4,18 +4,13 @@ timelines and fetched records of other projects never reach the caller."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 from types import SimpleNamespace
 
 import grpc
 import pytest
 
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides
-from mnemo.grpc_client import connect, open_channel
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
-from tests.conftest import start_service
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2
+from tests.service.search_svc.stack_support import private_stack
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
 
@@ -33,43 +28,22 @@ def _seed(store, project: str, count: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def team():
-    home = Path(tempfile.mkdtemp(prefix="mnemo-"))
-    base = load_settings({"home": str(home)}, environ={})
-    ensure_private_dirs(base)
-    settings = with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning",
-                              auth_token=SERVICE_TOKEN, user_tokens=True)
-    started = [start_service(name, settings) for name in ("store", "vector", "search")]
-    admin_store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
-    secrets = {user: admin_store.stub.AddToken(store_pb2.AddTokenRequest(user=user, projects=[project])).secret
-               for user, project in (("alice", "alpha"), ("bob", "beta"))}
-    ids = {"alpha": _seed(admin_store, "alpha", 3), "beta": _seed(admin_store, "beta", 12)}
-    vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
-    vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
-    channels: list[grpc.Channel] = []
+    with private_stack(auth_token=SERVICE_TOKEN, user_tokens=True) as stack:
+        admin_store = stack.store
+        secrets = {user: admin_store.stub.AddToken(store_pb2.AddTokenRequest(user=user, projects=[project])).secret
+                   for user, project in (("alice", "alpha"), ("bob", "beta"))}
+        ids = {"alpha": _seed(admin_store, "alpha", 3), "beta": _seed(admin_store, "beta", 12)}
+        stack.vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
 
-    def search_as(token: str) -> search_pb2_grpc.SearchServiceStub:
-        channel = open_channel(started[-1][0].address, auth_token=token)
-        channels.append(channel)
-        return search_pb2_grpc.SearchServiceStub(channel)
+        def search_as(token: str) -> search_pb2_grpc.SearchServiceStub:
+            return search_pb2_grpc.SearchServiceStub(stack.channel(stack.search_addr, token))
 
-    def store_via_search(token: str) -> store_pb2_grpc.StoreServiceStub:  # the hooks' door in the server runtime
-        channel = open_channel(started[-1][0].address, auth_token=token)
-        channels.append(channel)
-        return store_pb2_grpc.StoreServiceStub(channel)
+        def store_via_search(token: str) -> store_pb2_grpc.StoreServiceStub:  # the hooks' door in the server runtime
+            return store_pb2_grpc.StoreServiceStub(stack.channel(stack.search_addr, token))
 
-    try:
         yield SimpleNamespace(ids=ids, alice=search_as(secrets["alice"]), bob=search_as(secrets["bob"]),
                               admin=search_as(SERVICE_TOKEN), stranger=search_as("mnemo_" + "z" * 43),
                               alice_hooks=store_via_search(secrets["alice"]), admin_store=admin_store)
-    finally:
-        for channel in channels:
-            channel.close()
-        admin_store.close()
-        vector.close()
-        for handle, on_stop in reversed(started):
-            handle.stop(0)
-            on_stop()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _refused(call, request) -> tuple[grpc.StatusCode, str]:

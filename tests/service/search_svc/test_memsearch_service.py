@@ -7,23 +7,20 @@ clock or a second search server build them next to it.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-from pathlib import Path
 from types import SimpleNamespace
 
 import grpc
 import pytest
 
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides
 from mnemo.errors import NotFound
-from mnemo.grpc_client import connect, open_channel
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
+from mnemo.grpc_client import open_channel
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, vector_pb2
 from mnemo.vocab import EVIDENCE_NOTICE
 from search_svc.backend import Backend
 from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
 from tests.conftest import start_service
+from tests.service.search_svc.stack_support import private_stack
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
 
@@ -67,33 +64,13 @@ def _seed(store) -> SimpleNamespace:
     return SimpleNamespace(ids=ids, uses=uses, hostile_id=ids[LOGIN_COUNT - 1])
 
 
-def _settings(home: Path):
-    base = load_settings({"home": str(home)}, environ={})
-    ensure_private_dirs(base)
-    return with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning")
-
-
 @pytest.fixture(scope="module")
 def ms():
-    home = Path(tempfile.mkdtemp(prefix="mnemo-"))
-    settings = _settings(home)
-    started = [start_service(name, settings) for name in ("store", "vector", "search")]
-    store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
-    seeded = _seed(store)
-    vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
-    vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
-    channel = open_channel(started[-1][0].address)
-    try:
-        yield SimpleNamespace(settings=settings, store=store, seeded=seeded,
-                              search=search_pb2_grpc.SearchServiceStub(channel))
-    finally:
-        channel.close()
-        store.close()
-        vector.close()
-        for handle, on_stop in reversed(started):
-            handle.stop(0)
-            on_stop()
-        shutil.rmtree(home, ignore_errors=True)
+    with private_stack() as stack:
+        seeded = _seed(stack.store)
+        stack.vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
+        yield SimpleNamespace(settings=stack.settings, store=stack.store, seeded=seeded,
+                              search=search_pb2_grpc.SearchServiceStub(stack.channel(stack.search_addr)))
 
 
 def _refused(call, request) -> tuple[grpc.StatusCode, str]:

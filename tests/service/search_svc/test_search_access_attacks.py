@@ -5,21 +5,17 @@ appears in any reply or error), and what a beta id or name gets is what a nonexi
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import grpc
 import pytest
 
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides
-from mnemo.grpc_client import connect, open_channel
+from mnemo.grpc_client import open_channel
 from mnemo.logs import configure_logging
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
-from tests.conftest import start_service
+from tests.service.search_svc.stack_support import private_stack
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
 
@@ -30,25 +26,11 @@ WORD = "tusk"
 
 @pytest.fixture(scope="module")
 def server():
-    home = Path(tempfile.mkdtemp(prefix="mnemo-"))
-    base = load_settings({"home": str(home)}, environ={})
-    ensure_private_dirs(base)
-    settings = with_overrides(base, embedder="hash", vector_poll_ms=50, log_level="warning",
-                              auth_token=SERVICE_TOKEN, user_tokens=True)
-    started = [start_service(name, settings) for name in ("store", "vector", "search")]
-    admin = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
-    vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
-    channels: list[grpc.Channel] = []
-
-    def channel(address: str, token: str) -> grpc.Channel:
-        opened = open_channel(address, auth_token=token)
-        channels.append(opened)
-        return opened
-
-    try:
+    with private_stack(auth_token=SERVICE_TOKEN, user_tokens=True) as stack:
+        admin, channel = stack.store, stack.channel
         secrets = {user: admin.stub.AddToken(store_pb2.AddTokenRequest(user=user, projects=[project])).secret
                    for user, project in (("alice", "alpha"), ("bob", "beta"))}
-        search = started[2][0].address
+        search = stack.search_addr
         bob = search_pb2_grpc.SearchServiceStub(channel(search, secrets["bob"]))
         bob.SaveMemory(search_pb2.SaveMemoryRequest(text=f"the {MARK} {WORD} migration plan of beta", project="beta"))
         ids = list(admin.stub.AddObservations(store_pb2.AddObservationsRequest(observations=[common_pb2.Observation(
@@ -63,24 +45,15 @@ def server():
         job = bob.ObservationRecordEvent(search_pb2.ObservationEventRequest(
             event_type="PostToolUse", project_id="beta", content_session_id="bob-s1", generate=True,
             payload_json=f'{{"tool_name": "Edit", "tool_input": {{"file_path": "{MARK}.py"}}, "tool_response": "ok"}}'))
-        vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
+        stack.vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=60)
         alice = search_pb2_grpc.SearchServiceStub(channel(search, secrets["alice"]))
         alice.SaveMemory(search_pb2.SaveMemoryRequest(text="the alpha walrus notes", project="alpha"))
         yield SimpleNamespace(
-            home=home, settings=settings, channels=channels, ids=ids, tool=tool.id, job=job.job_id,
+            home=stack.home, settings=stack.settings, channels=stack.channels, ids=ids, tool=tool.id, job=job.job_id,
             alice=alice, bob=bob, secrets=secrets,
             alice_hooks=store_pb2_grpc.StoreServiceStub(channel(search, secrets["alice"])),
-            alice_vector=vector_pb2_grpc.VectorServiceStub(channel(started[1][0].address, secrets["alice"])),
+            alice_vector=vector_pb2_grpc.VectorServiceStub(channel(stack.vector_addr, secrets["alice"])),
             admin=admin)
-    finally:
-        for opened in channels:
-            opened.close()
-        admin.close()
-        vector.close()
-        for handle, on_stop in reversed(started):
-            handle.stop(0)
-            on_stop()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _outcome(call: Callable[[Any], Any], request: Any) -> str:
