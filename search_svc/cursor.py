@@ -22,6 +22,8 @@ from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import CONTINUATION_PREFIX, CONTINUATION_RANDOM_CHARS
 from search_svc.backend import StoreClient
 
+# How often a new search also purges expired cursors (a write of its own).
+PURGE_EVERY_MS = 60_000
 EXPIRED_MESSAGE = (
     "continuation: this search is unknown or has expired; start a new search "
     "(call mem_search with query and without continuation)"
@@ -83,14 +85,28 @@ class CursorStore:
         self.store = store
         self.ttl_ms = int(ttl_s) * 1000
         self.clock = clock
+        self._purged_at: int | None = None
 
-    def create(self, state: SearchState) -> str:
+    def save(self, state: SearchState, token: str | None = None) -> str:
+        """Write the state under `token` (sliding its expiry), or under a new token when None;
+        returns the token. A new search is one store write: its first page is already in the
+        state, and expired cursors are purged at most every PURGE_EVERY_MS."""
         now = self.clock()
-        self.store.stub.PurgeCursors(store_pb2.PurgeCursorsRequest(now_epoch=now))
-        token = new_token()
-        state.created_at_epoch = now
-        self._save(token, state, now)
+        if token is None:
+            self._purge_expired(now)
+            token = new_token()
+            state.created_at_epoch = now
+        self.store.stub.SaveCursor(store_pb2.Cursor(token=token, state_json=state.to_json(),
+                                                    created_at_epoch=state.created_at_epoch or now,
+                                                    expires_at_epoch=now + self.ttl_ms))
         return token
+
+    def _purge_expired(self, now: int) -> None:
+        # An expired cursor can no longer be loaded (LoadCursor checks the time), so purging is
+        # only housekeeping: it need not cost every new search a write of its own.
+        if self._purged_at is None or now - self._purged_at >= PURGE_EVERY_MS:
+            self.store.stub.PurgeCursors(store_pb2.PurgeCursorsRequest(now_epoch=now))
+            self._purged_at = now
 
     def load(self, token: str) -> SearchState:
         try:
@@ -98,11 +114,3 @@ class CursorStore:
         except NotFound:
             raise NotFound(EXPIRED_MESSAGE) from None
         return SearchState.from_json(cursor.state_json)
-
-    def update(self, token: str, state: SearchState) -> None:
-        self._save(token, state, self.clock())
-
-    def _save(self, token: str, state: SearchState, now: int) -> None:
-        self.store.stub.SaveCursor(store_pb2.Cursor(token=token, state_json=state.to_json(),
-                                               created_at_epoch=state.created_at_epoch or now,
-                                               expires_at_epoch=now + self.ttl_ms))

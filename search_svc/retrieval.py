@@ -204,10 +204,14 @@ class Retrieval:
             return self._listing(filters, limit, offset, order)
         ask = _Ask(query, filters, order, operators)
         semantic_query, notice = _semantic_query(query, operators)
-        depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
         pending = self._start_semantic(semantic_query, filters) if semantic_query and self._vector_on else None
+        if pending is None:  # nothing to fuse with: the store ranks, pages and counts on its own
+            lexical = self._lexical(ask, offset=offset, limit=limit)
+            return HybridResult(rows=list(lexical.hits), counts=lexical_counts(lexical), strategy="lexical",
+                                notice=notice)
+        depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
         lexical = self._lexical(ask, offset=0, limit=depth)
-        semantic, vector_notice = self._finish_semantic(pending, filters) if pending else (None, "")
+        semantic, vector_notice = self._finish_semantic(pending, filters)
         notice = notice or vector_notice
         if semantic is None:
             return self._lexical_only(lexical, ask, limit, offset, notice)

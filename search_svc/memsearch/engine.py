@@ -74,8 +74,7 @@ class MemSearchEngine:
         state = SearchState(query=params.query, project=params.project, mode=params.mode, limit=params.limit,
                             max_details=params.max_details, strategy=found.strategy, notice=found.notice,
                             matches=max(int(found.counts.total), len(rows)), rows=rows_to_json(rows))
-        token = self.cursors.create(state)
-        return self._page_reply(params, state, token)
+        return self._page_reply(params, state, None)
 
     def _next_page(self, params: MemSearchParams, state: SearchState) -> search_pb2.MemSearchReply:
         """The next page; limit and maxDetails given here replace the search's own."""
@@ -86,14 +85,15 @@ class MemSearchEngine:
         return self._page_reply(params, state, params.continuation)
 
     def _page_reply(self, params: MemSearchParams, state: SearchState,
-                    token: str) -> search_pb2.MemSearchReply:
-        """Show the page at state.offset, advance, persist; in auto mode (a per-call choice) add
+                    token: str | None) -> search_pb2.MemSearchReply:
+        """Show the page at state.offset, advance, persist (a new search's cursor is created
+        here, with its first page in it: one store write); in auto mode (a per-call choice) add
         the details of the page's best rows."""
         start = state.offset
         page = state.index_rows(start, start + state.limit)
         state.offset = start + len(page)
         state.mark_shown([display_id(row.ref) for row in page])
-        self.cursors.update(token, state)
+        token = self.cursors.save(state, token)
         details = self._details(page[: state.max_details], params, state) if params.mode == "auto" else []
         reply = search_pb2.MemSearchReply(rows=page, total=len(state.rows), continuation=token,
                                           details=details, offset=start, strategy=state.strategy,
@@ -111,7 +111,7 @@ class MemSearchEngine:
                                   "from its index (or page on with continuation), or start a new search")
         by_id = {display_id(row.ref): row for row in state.index_rows(0, len(state.rows))}
         rows = [by_id[shown_id] for shown_id, _ in params.selected]
-        self.cursors.update(params.continuation, state)  # slides the expiry
+        self.cursors.save(state, params.continuation)  # slides the expiry
         details = self._details(rows, params, state)
         reply = search_pb2.MemSearchReply(total=len(state.rows), continuation=params.continuation,
                                           details=details, offset=state.offset, strategy=state.strategy,

@@ -17,6 +17,7 @@ from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, vector_pb2
 from mnemo.vocab import EVIDENCE_NOTICE
 from search_svc.backend import Backend
+from search_svc.cursor import PURGE_EVERY_MS, CursorStore, SearchState
 from search_svc.memsearch import MemSearchEngine
 from search_svc.retrieval import Retrieval
 from tests.conftest import start_service
@@ -285,6 +286,36 @@ def test_cursors_expire_on_the_injected_clock_and_are_purged(ms):
                                                                  now_epoch=BASE_EPOCH))
     finally:
         retrieval.close()
+        backend.close()
+
+
+def test_a_new_search_purges_expired_cursors_at_most_once_a_minute(ms):
+    """Purging is housekeeping (LoadCursor refuses an expired cursor anyway): a new search pays a
+    purge of its own only when the last one is PURGE_EVERY_MS old."""
+    now = [BASE_EPOCH]
+    backend = Backend.connect(ms.settings)
+    try:
+        cursors = CursorStore(backend.store, 1, clock=lambda: now[0])
+
+        def new_cursor() -> str:
+            return cursors.save(SearchState(query="q", project=PROJECT, mode="index", limit=5, max_details=1,
+                                            strategy="hybrid", notice="", matches=0, rows=[]))
+
+        def stored(token: str) -> bool:
+            try:
+                backend.store.stub.LoadCursor(store_pb2.LoadCursorRequest(token=token, now_epoch=BASE_EPOCH))
+            except NotFound:
+                return False
+            return True
+
+        expired = new_cursor()  # the first save purges; this cursor expires a second later
+        now[0] += 2_000
+        new_cursor()
+        assert stored(expired)  # expired, but the last purge is only two seconds old
+        now[0] = BASE_EPOCH + PURGE_EVERY_MS
+        new_cursor()
+        assert not stored(expired)
+    finally:
         backend.close()
 
 
