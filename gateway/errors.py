@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import secrets
 
-import mcp_types as types
-
 from gateway.redact import shorten
+from gateway.spec import ToolResult
 from mnemo.errors import MnemoError
 from mnemo.logs import get_logger
 
@@ -36,13 +35,13 @@ def error_text(err: MnemoError) -> str:
     return f"{text} {err.next_step}" if err.next_step else text
 
 
-def error_result(err: MnemoError) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=error_text(err))], is_error=True)
+def error_result(err: MnemoError) -> ToolResult:
+    return ToolResult(error_text(err), is_error=True)
 
 
-def unexpected_result(tool: str, exc: BaseException) -> types.CallToolResult:
+def unexpected_result(tool: str, exc: BaseException) -> ToolResult:
     """A crash in the gateway: log the traceback under a short ref, tell the client only the ref."""
     ref = secrets.token_hex(4)
     log.error("tool_crashed", tool=tool, ref=ref, exc_info=exc)
     text = f"INTERNAL: unexpected failure (ref={ref}). This is a bug in mnemo; see $MNEMO_HOME/logs/gateway.log."
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    return ToolResult(text, is_error=True)

@@ -11,10 +11,13 @@ the capabilities search_svc reports, as the SDK path filters it.
 
 The fast phase ends at the first frame it does not serve exactly as the SDK would (any other
 method, unexpected params, a malformed frame, a second initialize), when nothing arrives for
-IDLE_S, or at EOF. The SDK then takes over the same streams (gateway/stdio.py): it first sees
-the initialize the fast phase answered, under a private id whose reply is dropped, and the
-initialized notification, so its session is in the state it would have reached itself; then
-the unanswered frames, in order. Every request gets exactly one reply.
+IDLE_S, or at EOF. Once it has answered initialize, the gateway's own session serves the rest
+of the streams without the SDK (gateway/session.py), starting with the unanswered frames. When
+it has not (no record, or an initialize it leaves to the SDK), the SDK takes over the same
+streams (gateway/stdio.py): it first sees any initialize the fast phase answered, under a
+private id whose reply is dropped, and the initialized notification, so its session is in the
+state it would have reached itself; then the unanswered frames, in order. Every request gets
+exactly one reply.
 """
 
 from __future__ import annotations
@@ -167,6 +170,8 @@ class Handover:
     replay_id: str = ""  # the id the replayed initialize carries; its reply is dropped
     eof: bool = False
     listed: list[str] | None = None  # tool names the client received
+    answers: Answers | None = None  # the record the fast phase answered from
+    version: str | None = None  # the protocol version initialize negotiated (None: not answered)
     capabilities: frozenset[str] | None = None
     capabilities_at: float = 0.0
     answered: list[str] = field(default_factory=list)
@@ -178,7 +183,8 @@ class _FastPhase:
         self.settings, self.answers = settings, answers
         self.claim = Claim()
         self.wire_out = os.fdopen(self.claim.wire_out, "wb", closefd=False)
-        self.state = Handover(self.claim, self.wire_out, replay_id=f"mnemo-replayed-{os.urandom(8).hex()}")
+        self.state = Handover(self.claim, self.wire_out, replay_id=f"mnemo-replayed-{os.urandom(8).hex()}",
+                              answers=answers)
         self.version: str | None = None
 
     def run(self) -> Handover:
@@ -219,6 +225,7 @@ class _FastPhase:
             if method != "initialize" or not request or not acceptable_initialize(params):
                 return False
             self.version = self.answers.negotiate(params["protocolVersion"])  # type: ignore[index]
+            self.state.version = self.version
             self._reply(message["id"], self.answers.initialize[self.version])
             self.state.replay.append({**message, "id": self.state.replay_id})
             return True

@@ -27,7 +27,8 @@ _CLIENT = {"name": "mnemo-handshake-recorder", "version": "0"}
 
 async def record_answers(settings: Settings) -> dict[str, Any]:
     """The SDK's answers, in the shape of gateway.fast.Answers."""
-    from gateway.server import NOTIFICATIONS, Gateway, build_server, to_mcp_tool
+    from gateway.core import Gateway
+    from gateway.server import NOTIFICATIONS, build_server, to_mcp_tool
     from gateway.tools import BY_NAME, PROFILES
 
     gateway = Gateway(settings)

@@ -1,15 +1,17 @@
 """`mnemo mcp`: serve MCP over stdio until the client goes away.
 
-stdout carries JSON-RPC only (the guarded stdio transport, gateway/stdio.py, answers every
-malformed frame that carries an id and points fd 1 at stderr while serving, so a stray print
-cannot corrupt the stream); logs go to $MNEMO_HOME/logs/gateway.log
+stdout carries JSON-RPC only (every line read passes the frame guard, gateway/frames.py, which
+answers every malformed frame that carries an id; fd 1 points at stderr while serving, so a
+stray print cannot corrupt the stream); logs go to $MNEMO_HOME/logs/gateway.log
 or the configured log file. The gateway exits when stdin closes or errors, on
 SIGTERM/SIGINT, and when its parent is gone (checked every parent_check_interval_s). The
 stack it may have started is detached on purpose: it keeps serving other gateways.
 
 Cold start: the handshake is answered first by gateway/fast.py (standard library, one gRPC
-call) from answers the SDK recorded earlier; the SDK is imported after it, and continues from
-the same streams. A gateway that had no usable record serves from the SDK and records one.
+call) from answers the SDK recorded (the home's first gateway records them before it serves),
+and the rest of the session by the gateway's own session (gateway/session.py), so the SDK is
+not imported. The SDK's server serves only where there is no record: fast start switched off
+(`mcp_fast_start = false`) and the server runtime.
 """
 
 from __future__ import annotations
@@ -26,15 +28,8 @@ from typing import TYPE_CHECKING
 from mnemo.config import Settings, ensure_private_dirs
 
 if TYPE_CHECKING:  # imported late at run time: the cold start stays lean
+    from gateway.core import Gateway
     from gateway.fast import Handover
-    from gateway.server import Gateway
-
-
-def _skip_pretty_printing() -> None:
-    """Cold start: structlog imports `rich` (about a third of its import time) only for
-    pretty console tracebacks, which the gateway never renders (it logs JSON). Marking
-    rich as absent makes structlog skip it. Only the `mnemo mcp` process does this."""
-    sys.modules.setdefault("rich", None)  # type: ignore[arg-type]
 
 
 def _skip_sdk_package_inits() -> None:
@@ -61,10 +56,13 @@ def _skip_sdk_package_inits() -> None:
 
 def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
     parent = os.getppid()  # as early as possible: the parent may die while we import
-    _skip_pretty_printing()
-    from gateway.fast import serve_fast
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # until serve() arms its own
+        signal.signal(signum, _exit_before_serving)
+    from gateway.fast import applies, load_answers, serve_fast
 
-    handover = serve_fast(settings)  # None: no usable record, the SDK answers from the first frame
+    if applies(settings) and load_answers(settings) is None:
+        _record_handshake(settings)
+    handover = serve_fast(settings)  # None: no record (fast start off, the server runtime): the SDK serves
     if handover is not None:
         _configure_logging(settings)
         _log().info("fast_start", answered=handover.answered, listed=len(handover.listed or []),
@@ -97,8 +95,6 @@ def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
 async def _serve_then_exit(settings: Settings, parent: int, handover: Handover | None = None) -> None:
     reason = await serve(settings, parent, handover)
     _log().info("gateway_exit", reason=reason)
-    if handover is None:
-        await _record_handshake(settings, timeout=RECORD_AT_EXIT_TIMEOUT_S)
     sys.stderr.flush()
     # Exit now: a worker thread may still block on the old stdin, and a background stack
     # start may still be waiting for health; neither must keep this process alive (the
@@ -106,7 +102,31 @@ async def _serve_then_exit(settings: Settings, parent: int, handover: Handover |
     os._exit(0)
 
 
+def _exit_before_serving(signum: int, frame: object) -> None:
+    """A stop signal during the handshake: nothing is running yet, so exit at once, cleanly."""
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _record_handshake(settings: Settings) -> None:
+    """The home's first gateway (and the first after an upgrade) records what the SDK answers
+    to the handshake before it serves, then serves from the record as every later start does:
+    one session code path, at the cost of importing the SDK once."""
+    _configure_logging(settings)
+    _skip_sdk_package_inits()
+    from gateway.handshake import refresh
+
+    asyncio.run(refresh(settings))  # never raises: without a record the SDK serves
+
+
+_logging_ready = False
+
+
 def _configure_logging(settings: Settings) -> None:
+    global _logging_ready
+    if _logging_ready:
+        return
+    _logging_ready = True
     from mnemo.logs import configure_logging
 
     ensure_private_dirs(settings)
@@ -122,13 +142,11 @@ def _log():
 
 async def serve(settings: Settings, parent: int | None = None, handover: Handover | None = None) -> str:
     """Serve one stdio connection (continuing from a fast start's `handover`); returns why it ended."""
-    from gateway.server import NOTIFICATIONS, Gateway, build_server
-    from gateway.stdio import guarded_stdio_server
+    from gateway.core import Gateway
 
     gateway = Gateway(settings)
     if handover is not None:
         gateway.adopt(handover.listed, handover.capabilities, handover.capabilities_at)
-    server = build_server(gateway)
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[str] = loop.create_future()
 
@@ -139,20 +157,17 @@ async def serve(settings: Settings, parent: int | None = None, handover: Handove
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, finish, signal.Signals(signum).name)
     startup = asyncio.ensure_future(_start_stack(settings, gateway))
-    recording = asyncio.ensure_future(_record_handshake(settings, delay=STARTUP_CHECK_DELAY_S)) if handover is None \
-        else None
     watcher = asyncio.ensure_future(_watch_parent(parent or os.getppid(), settings.parent_check_interval_s, finish))
     capabilities = asyncio.ensure_future(gateway.watch_capabilities(settings.capabilities_check_s))
 
     async def serve_stdio() -> None:
         try:
-            async with guarded_stdio_server(handover) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options(NOTIFICATIONS))
+            reason = await _serve_session(gateway, handover)
         except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
             _log().warning("stdio_failed", error=repr(exc))
             finish("stdio error")
             return
-        finish("stdin closed")
+        finish(reason)
 
     serving = asyncio.ensure_future(serve_stdio())
     reason = await ended
@@ -163,36 +178,33 @@ async def serve(settings: Settings, parent: int | None = None, handover: Handove
     watcher.cancel()
     capabilities.cancel()
     startup.cancel()
-    if recording is not None:
-        recording.cancel()
     await asyncio.wait([serving], timeout=1.0)
     await gateway.client.close()
     return reason
 
 
+async def _serve_session(gateway: Gateway, handover: Handover | None) -> str:
+    """The session on stdio: the gateway's own after a fast start that answered initialize
+    (no SDK loaded), else the SDK's server; returns why it ended."""
+    if handover is not None and handover.answers is not None:
+        from gateway.session import Session
+
+        try:
+            return await Session(gateway, handover, handover.answers).run()
+        finally:
+            handover.claim.release()
+    from gateway.server import NOTIFICATIONS, build_server
+    from gateway.stdio import guarded_stdio_server
+
+    server = build_server(gateway)
+    async with guarded_stdio_server(handover) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options(NOTIFICATIONS))
+    return "stdin closed"
+
+
 # The start-up check waits this long so the handshake and the first tools/list get the CPU
 # first (a refused call starts the stack on its own anyway).
 STARTUP_CHECK_DELAY_S = 1.0
-# Recording the handshake for the next fast start takes a fraction of a second; at exit it
-# may not hold the process longer than this.
-RECORD_AT_EXIT_TIMEOUT_S = 5.0
-
-
-async def _record_handshake(settings: Settings, *, delay: float = 0.0, timeout: float | None = None) -> None:
-    """Served without a record: leave one for the next start (once the handshake had the CPU)."""
-    from gateway.fast import applies
-
-    if not applies(settings):
-        return
-    await asyncio.sleep(delay)
-    from gateway.handshake import refresh
-
-    try:
-        await asyncio.wait_for(refresh(settings), timeout)
-    except TimeoutError:
-        _log().warning("handshake_record_slow", timeout_s=timeout)
-
-
 async def _start_stack(settings: Settings, gateway: Gateway) -> None:
     """Start the stack if it is down, off the event loop so the MCP handshake is not blocked."""
     await asyncio.sleep(STARTUP_CHECK_DELAY_S)

@@ -10,6 +10,7 @@ their own handler.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,24 @@ ReplyT = TypeVar("ReplyT")
 class ToolOutput:
     text: str
     structured: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What tools/call answers, whichever transport carries it: the text for the model, the
+    structuredContent (for tools that declare an output schema), and whether it is an error."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+
+    def wire(self) -> dict[str, Any]:
+        """The CallToolResult as JSON, in the SDK's shape."""
+        result: dict[str, Any] = {"content": [{"type": "text", "text": self.text}]}
+        if self.structured is not None:
+            result["structuredContent"] = self.structured
+        result["isError"] = self.is_error
+        return result
 
 
 @dataclass
@@ -103,9 +122,7 @@ class Local:
     run: LocalFn
 
     async def __call__(self, call: ToolCall, args: Args) -> ToolOutput:
-        import anyio.to_thread
-
-        text, structured = await anyio.to_thread.run_sync(self.run, call.project_root, args)
+        text, structured = await asyncio.to_thread(self.run, call.project_root, args)
         return ToolOutput(text, structured)
 
 

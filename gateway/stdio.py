@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
@@ -26,40 +26,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from gateway.fast import Claim, Handover
-from gateway.frames import INVALID_REQUEST, Verdict, error_reply, judge, recover_id
+from gateway.frames import Verdict, judge
+from gateway.lines import MAX_FRAME_BYTES, LineReader, Prefixed, log_verdict, read_line, too_large
 from gateway.redact import shorten
 from mnemo.logs import get_logger
 
 log = get_logger(__name__)
-
-# Larger than any honest request (a 4 MB argument still reaches validation and gets a
-# field-naming error); a longer line is answered and skipped in chunks.
-MAX_FRAME_BYTES = 16 * 1024 * 1024
-_SKIP_CHUNK = 1024 * 1024
-
-
-class LineReader(Protocol):
-    def readline(self, size: int = -1, /) -> bytes: ...
-
-
-class _Prefixed:
-    """The wire, after the bytes the fast phase read past its last whole line."""
-
-    def __init__(self, prefix: bytes, wire: LineReader):
-        self.prefix, self.wire = prefix, wire
-
-    def readline(self, size: int = -1, /) -> bytes:
-        if not self.prefix:
-            return self.wire.readline(size)
-        limit = len(self.prefix) + 1 if size < 0 else size
-        newline = self.prefix.find(b"\n", 0, limit)
-        if newline >= 0 or len(self.prefix) >= limit:
-            cut = newline + 1 if newline >= 0 else limit
-            line, self.prefix = self.prefix[:cut], self.prefix[cut:]
-            return line
-        line, self.prefix = self.prefix, b""
-        return line + self.wire.readline(size - len(line) if size >= 0 else -1)
-
 
 @asynccontextmanager
 async def guarded_stdio_server(
@@ -70,7 +42,7 @@ async def guarded_stdio_server(
     wire_in: LineReader = os.fdopen(claim.wire_in, "rb", buffering=64 * 1024, closefd=False)
     wire_out = handover.wire_out if handover else os.fdopen(claim.wire_out, "wb", closefd=False)
     if handover is not None and handover.prefix:
-        wire_in = _Prefixed(handover.prefix, wire_in)
+        wire_in = Prefixed(handover.prefix, wire_in)
     to_server, from_guard = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_client, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     guard_replies = to_client.clone()  # the server may close its end; the guard keeps answering
@@ -93,45 +65,22 @@ async def _read_frames(wire: LineReader, to_server: MemoryObjectSendStream, repl
             for line in handover.pending:
                 await _act_on(_judged(line), to_server, replies)
         while True:
-            raw = await anyio.to_thread.run_sync(_read_line, wire, abandon_on_cancel=True)
+            raw = await anyio.to_thread.run_sync(read_line, wire, abandon_on_cancel=True)
             if raw is None:
                 return  # EOF: closing to_server ends the session
             await _act_on(_judged(raw), to_server, replies)
 
 
 def _judged(raw: bytes) -> Verdict:
-    return _too_large(raw) if len(raw) > MAX_FRAME_BYTES else judge(raw.decode("utf-8", "replace"))
+    return too_large(raw) if len(raw) > MAX_FRAME_BYTES else judge(raw.decode("utf-8", "replace"))
 
 
 async def _act_on(verdict: Verdict, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream) -> None:
-    for reason in verdict.dropped:
-        log.warning("frame_dropped", reason=shorten(reason, 200))
+    log_verdict(verdict)
     for reply in verdict.replies:
-        log.warning("frame_refused", id=shorten(str(reply.id), 40), code=reply.error.code,
-                    reason=shorten(reply.error.message, 200))
         await replies.send(SessionMessage(reply))
     if verdict.message is not None:
         await to_server.send(SessionMessage(verdict.message))
-
-
-def _read_line(wire: LineReader) -> bytes | None:
-    """The next line without its newline, None at EOF. A line past MAX_FRAME_BYTES comes back
-    as its first MAX_FRAME_BYTES + 1 bytes, the rest read and thrown away."""
-    line = wire.readline(MAX_FRAME_BYTES + 1)
-    if not line:
-        return None
-    if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
-        while True:
-            rest = wire.readline(_SKIP_CHUNK)
-            if not rest or rest.endswith(b"\n"):
-                break
-    return line.rstrip(b"\r\n")
-
-
-def _too_large(raw: bytes) -> Verdict:
-    request_id = recover_id(raw[:4096].decode("utf-8", "replace"))
-    reason = f"Invalid Request: the frame is larger than {MAX_FRAME_BYTES} bytes"
-    return Verdict(replies=[error_reply(request_id, INVALID_REQUEST, reason)])
 
 
 async def _write_frames(wire: BinaryIO, outgoing: MemoryObjectReceiveStream, drop_id: str | None = None) -> None:

@@ -1,11 +1,12 @@
 """The fast start (gateway/fast.py) over the real stack: the real gateway answers the handshake
-from the SDK's recorded answers exactly as the SDK answers it, then the SDK takes over the same
-streams and every request still gets exactly one reply."""
+from the SDK's recorded answers exactly as the SDK answers it, then its own session
+(gateway/session.py) serves the same streams and every request still gets exactly one reply."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import anyio
 import pytest
@@ -13,7 +14,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from gateway.fast import cache_path, load_answers, write_answers
 from gateway.handshake import record_answers
-from tests.conftest import start_service, wait_for
+from tests.conftest import start_service
 from tests.service.gateway.mcp_support import FrameClient, gateway_env, mcp_session
 
 pytestmark = pytest.mark.e2e
@@ -69,17 +70,45 @@ def _fast_handshake(settings, env: dict[str, str], version: str) -> list[dict]:
     raise AssertionError("no start was served by the fast path")
 
 
-def test_a_gateway_without_a_record_serves_from_the_sdk_and_leaves_one(stack):
+def test_a_gateway_without_a_record_records_one_before_it_serves_and_serves_fast(stack):
     env = gateway_env(stack, MNEMO_LOG_LEVEL="info")
     assert not cache_path(stack).exists()
     replies = _handshake(env, "2025-11-25")
     assert [r["id"] for r in replies] == [1, 2, 3] and len(replies[2]["result"]["tools"]) == 16
-    wait_for(lambda: load_answers(stack), 30, "the handshake record")  # written as the gateway exits
+    assert load_answers(stack) is not None
     assert cache_path(stack).stat().st_mode & 0o777 == 0o600
     assert cache_path(stack).parent.stat().st_mode & 0o777 == 0o700
-    assert _fast_starts(stack) == []
+    assert [event["listed"] for event in _fast_starts(stack)] == [16]  # the first start too
     assert _fast_handshake(stack, env, "2025-11-25") == replies
-    assert {event["listed"] for event in _fast_starts(stack)} == {16}
+
+
+def test_after_a_fast_start_the_session_runs_without_the_sdk_and_answers_each_call_once(stack):
+    """The gateway's own session (gateway/session.py) serves the calls: the SDK and pydantic are
+    never loaded, and a call still running when the client closes stdin is cancelled and
+    answered with an error, once."""
+    _record(stack)
+    client = FrameClient(gateway_env(stack))
+    try:
+        client.write(_initialize(1, "2025-06-18"))
+        client.write(INITIALIZED)
+        client.collect(1, timeout=60.0)
+        call = {"name": "search", "arguments": {"query": "deploy", "limit": 2}}
+        client.write(_request("first", "tools/call", call))
+        [first] = client.collect(1, timeout=60.0)
+        assert first["result"]["isError"] is False and "structuredContent" in first["result"]
+        maps = (Path("/proc") / str(client.proc.pid) / "maps").read_text()
+        assert "pydantic_core" not in maps and "mcp_types" not in maps
+        for n in range(3):
+            client.write(_request(f"late-{n}", "tools/call", call))
+        assert client.proc.stdin is not None
+        client.proc.stdin.close()
+        late = client.collect(3, timeout=60.0)
+        assert sorted(r["id"] for r in late) == ["late-0", "late-1", "late-2"]
+        for reply in late:  # finished before EOF was read, or cancelled by it
+            assert reply.get("result", {}).get("isError") is False or reply["error"]["code"] == -32000, reply
+        assert client.proc.wait(30) == 0 and client.replies.get(timeout=10) is None  # nothing more
+    finally:
+        client.kill()
 
 
 def test_the_fast_start_answers_every_protocol_version_as_the_sdk_does(stack):
@@ -123,7 +152,7 @@ def test_after_a_fast_start_each_request_is_answered_exactly_once(stack):
     assert event["answered"] == ["1", "notifications/initialized", "2"] and event["ended"] == "handover"
 
 
-def test_initialize_params_of_unusual_shape_are_left_to_the_sdk(stack):
+def test_initialize_params_of_unusual_shape_are_refused_or_answered_as_the_sdk_does(stack):
     _record(stack)
     env = gateway_env(stack, MNEMO_LOG_LEVEL="info")
     client = FrameClient(env)

@@ -133,18 +133,18 @@ def test_plain_message_passes_only_what_the_guard_would_pass_unchanged():
         assert judge(line).message is None, line  # the guard answers or drops each of them
 
 
-def test_the_sdk_path_reads_on_after_the_bytes_the_fast_phase_read_ahead(tmp_path):
-    from gateway.stdio import _Prefixed, _read_line
+def test_the_session_reads_on_after_the_bytes_the_fast_phase_read_ahead(tmp_path):
+    from gateway.lines import Prefixed, read_line
 
     wire_file = tmp_path / "wire"
     wire_file.write_bytes(b'rest of line 2"}\nline 3\n')
     with wire_file.open("rb") as wire:
-        reader = _Prefixed(b'line 1\n{"partial": "', wire)
-        assert _read_line(reader) == b"line 1"
-        assert _read_line(reader) == b'{"partial": "rest of line 2"}'
-        assert _read_line(reader) == b"line 3"
-        assert _read_line(reader) is None
+        reader = Prefixed(b'line 1\n{"partial": "', wire)
+        assert read_line(reader) == b"line 1"
+        assert read_line(reader) == b'{"partial": "rest of line 2"}'
+        assert read_line(reader) == b"line 3"
+        assert read_line(reader) is None
     with wire_file.open("rb") as wire:
-        reader = _Prefixed(b"0123456789", wire)
+        reader = Prefixed(b"0123456789", wire)
         assert reader.readline(4) == b"0123"
         assert reader.readline(20) == b"456789rest of line 2"  # 20 bytes at most, as asked
