@@ -11,13 +11,10 @@ the capabilities search_svc reports, as the SDK path filters it.
 
 The fast phase ends at the first frame it does not serve exactly as the SDK would (any other
 method, unexpected params, a malformed frame, a second initialize), when nothing arrives for
-IDLE_S, or at EOF. Once it has answered initialize, the gateway's own session serves the rest
-of the streams without the SDK (gateway/session.py), starting with the unanswered frames. When
-it has not (no record, or an initialize it leaves to the SDK), the SDK takes over the same
-streams (gateway/stdio.py): it first sees any initialize the fast phase answered, under a
-private id whose reply is dropped, and the initialized notification, so its session is in the
-state it would have reached itself; then the unanswered frames, in order. Every request gets
-exactly one reply.
+IDLE_S, or at EOF. The gateway's own session then serves the rest of the streams without the
+SDK (gateway/session.py), starting with the unanswered frames; every request gets exactly one
+reply. Without a record (fast start switched off, the server runtime) the SDK serves the whole
+session instead (gateway/stdio.py).
 """
 
 from __future__ import annotations
@@ -160,17 +157,15 @@ def write_answers(settings: Settings, answers: dict[str, Any]) -> Path:
 # -- the fast phase ----------------------------------------------------------------------------
 @dataclass
 class Handover:
-    """The stream state the SDK path continues from."""
+    """The stream state the gateway's own session continues from."""
 
     claim: Claim
     wire_out: BinaryIO
+    answers: Answers  # the record the fast phase answered from
     prefix: bytes = b""  # bytes read past the last whole line
     pending: list[bytes] = field(default_factory=list)  # lines read, not answered, in order
-    replay: list[dict[str, Any]] = field(default_factory=list)  # what the SDK must see first
-    replay_id: str = ""  # the id the replayed initialize carries; its reply is dropped
     eof: bool = False
     listed: list[str] | None = None  # tool names the client received
-    answers: Answers | None = None  # the record the fast phase answered from
     version: str | None = None  # the protocol version initialize negotiated (None: not answered)
     capabilities: frozenset[str] | None = None
     capabilities_at: float = 0.0
@@ -183,8 +178,7 @@ class _FastPhase:
         self.settings, self.answers = settings, answers
         self.claim = Claim()
         self.wire_out = os.fdopen(self.claim.wire_out, "wb", closefd=False)
-        self.state = Handover(self.claim, self.wire_out, replay_id=f"mnemo-replayed-{os.urandom(8).hex()}",
-                              answers=answers)
+        self.state = Handover(self.claim, self.wire_out, answers)
         self.version: str | None = None
 
     def run(self) -> Handover:
@@ -227,12 +221,10 @@ class _FastPhase:
             self.version = self.answers.negotiate(params["protocolVersion"])  # type: ignore[index]
             self.state.version = self.version
             self._reply(message["id"], self.answers.initialize[self.version])
-            self.state.replay.append({**message, "id": self.state.replay_id})
             return True
         if params not in (None, {}):
             return False
-        if method == "notifications/initialized" and not request and len(self.state.replay) == 1:
-            self.state.replay.append(message)
+        if method == "notifications/initialized" and not request and method not in self.state.answered:
             self.state.answered.append(method)
             return True
         if method == "ping" and request:

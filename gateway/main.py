@@ -186,18 +186,18 @@ async def serve(settings: Settings, parent: int | None = None, handover: Handove
 async def _serve_session(gateway: Gateway, handover: Handover | None) -> str:
     """The session on stdio: the gateway's own after a fast start that answered initialize
     (no SDK loaded), else the SDK's server; returns why it ended."""
-    if handover is not None and handover.answers is not None:
+    if handover is not None:
         from gateway.session import Session
 
         try:
-            return await Session(gateway, handover, handover.answers).run()
+            return await Session(gateway, handover).run()
         finally:
             handover.claim.release()
     from gateway.server import NOTIFICATIONS, build_server
     from gateway.stdio import guarded_stdio_server
 
     server = build_server(gateway)
-    async with guarded_stdio_server(handover) as (read_stream, write_stream):
+    async with guarded_stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options(NOTIFICATIONS))
     return "stdin closed"
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.core import Gateway, UnknownTool
-from gateway.fast import Answers, Handover
+from gateway.fast import Handover
 from gateway.frames import INVALID_PARAMS, METHOD_NOT_FOUND, Verdict, judge, plain_message
 from gateway.lines import MAX_FRAME_BYTES, LineReader, Prefixed, log_verdict, read_line, too_large
 from gateway.redact import shorten
@@ -44,8 +44,8 @@ RequestKey = tuple[type, Any]  # 1 and "1" are different ids
 
 
 class Session:
-    def __init__(self, gateway: Gateway, handover: Handover, answers: Answers):
-        self.gateway, self.handover, self.answers = gateway, handover, answers
+    def __init__(self, gateway: Gateway, handover: Handover):
+        self.gateway, self.handover, self.answers = gateway, handover, handover.answers
         self.version = handover.version  # None until initialize is answered
         self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.running: dict[RequestKey, asyncio.Task[None]] = {}

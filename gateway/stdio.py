@@ -1,4 +1,5 @@
-"""The gateway's stdio transport: the MCP SDK's stdio server with the frame guard in front.
+"""The MCP SDK's stdio server with the frame guard in front: the transport of a session served
+by the SDK (no handshake record: fast start switched off, the server runtime).
 
 Like the SDK's transport it claims the standard streams while serving: the wire is read
 and written through private duplicates, fd 0 points at the null device and fd 1 at
@@ -7,10 +8,6 @@ Unlike it, every line first goes through `gateway.frames.judge`, so a frame the 
 would drop in silence gets its JSON-RPC error, and a line longer than MAX_FRAME_BYTES is
 refused without being held in memory whole. One writer task owns stdout, so the guard's
 replies and the server's never interleave within a line.
-
-After a fast start (gateway/fast.py) it continues from the handover: the replayed handshake
-first (the reply to the replayed initialize is dropped: the client has its answer already),
-then the frames read but not answered, then the rest of the wire.
 """
 
 from __future__ import annotations
@@ -18,52 +15,39 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from gateway.fast import Claim, Handover
+from gateway.fast import Claim
 from gateway.frames import Verdict, judge
-from gateway.lines import MAX_FRAME_BYTES, LineReader, Prefixed, log_verdict, read_line, too_large
-from gateway.redact import shorten
-from mnemo.logs import get_logger
+from gateway.lines import MAX_FRAME_BYTES, LineReader, log_verdict, read_line, too_large
 
-log = get_logger(__name__)
 
 @asynccontextmanager
-async def guarded_stdio_server(
-    handover: Handover | None = None,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream, MemoryObjectSendStream]]:
+async def guarded_stdio_server() -> AsyncIterator[tuple[MemoryObjectReceiveStream, MemoryObjectSendStream]]:
     """(read_stream, write_stream) for `Server.run`, served over the process's stdin/stdout."""
-    claim = handover.claim if handover else Claim()
+    claim = Claim()
     wire_in: LineReader = os.fdopen(claim.wire_in, "rb", buffering=64 * 1024, closefd=False)
-    wire_out = handover.wire_out if handover else os.fdopen(claim.wire_out, "wb", closefd=False)
-    if handover is not None and handover.prefix:
-        wire_in = Prefixed(handover.prefix, wire_in)
+    wire_out = os.fdopen(claim.wire_out, "wb", closefd=False)
     to_server, from_guard = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_client, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     guard_replies = to_client.clone()  # the server may close its end; the guard keeps answering
     try:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_read_frames, wire_in, to_server, guard_replies, handover)
-            tasks.start_soon(_write_frames, wire_out, outgoing, handover.replay_id if handover else None)
+            tasks.start_soon(_read_frames, wire_in, to_server, guard_replies)
+            tasks.start_soon(_write_frames, wire_out, outgoing)
             yield from_guard, to_client
             tasks.cancel_scope.cancel()
     finally:
         claim.release()
 
 
-async def _read_frames(wire: LineReader, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream,
-                       handover: Handover | None = None) -> None:
+async def _read_frames(wire: LineReader, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream) -> None:
     async with to_server, replies:
-        if handover is not None:
-            for message in handover.replay:
-                await to_server.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(message)))
-            for line in handover.pending:
-                await _act_on(_judged(line), to_server, replies)
         while True:
             raw = await anyio.to_thread.run_sync(read_line, wire, abandon_on_cancel=True)
             if raw is None:
@@ -83,21 +67,12 @@ async def _act_on(verdict: Verdict, to_server: MemoryObjectSendStream, replies: 
         await to_server.send(SessionMessage(verdict.message))
 
 
-async def _write_frames(wire: BinaryIO, outgoing: MemoryObjectReceiveStream, drop_id: str | None = None) -> None:
+async def _write_frames(wire: BinaryIO, outgoing: MemoryObjectReceiveStream) -> None:
     async with outgoing:
         async for session_message in outgoing:
             message: types.JSONRPCMessage = session_message.message
-            if drop_id is not None and _reply_id(message) == drop_id:
-                drop_id = None  # the replayed initialize: the fast start answered the client already
-                if isinstance(message, types.JSONRPCError):
-                    log.warning("replayed_initialize_refused", error=shorten(message.error.message, 200))
-                continue
             data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
             await anyio.to_thread.run_sync(_write_all, wire, data)
-
-
-def _reply_id(message: Any) -> Any:
-    return getattr(message, "id", None) if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) else None
 
 
 def _write_all(wire: BinaryIO, data: bytes) -> None:
