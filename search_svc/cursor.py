@@ -9,10 +9,11 @@ Expiry slides: every use of a cursor pushes its expiry `ttl_ms` past the caller'
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from google.protobuf import json_format
 
@@ -47,7 +48,7 @@ class SearchState:
     strategy: str
     notice: str
     matches: int  # true total of the search, of which `rows` are the pageable best ones
-    rows: list[dict] = field(default_factory=list)  # IndexRow as JSON dicts, in result order
+    rows: list[str | dict] = field(default_factory=list)  # IndexRow (rows_to_json), in result order
     offset: int = 0  # index of the next row to show
     shown: list[str] = field(default_factory=list)  # ids shown so far (`#12`, `#S3`, `#P7`)
     created_at_epoch: int = 0  # when the search ran (kept across the re-saves that slide the expiry)
@@ -59,7 +60,7 @@ class SearchState:
         self.project = clean(self.project)
 
     def index_rows(self, start: int, stop: int) -> list[common_pb2.IndexRow]:
-        return [json_format.ParseDict(raw, common_pb2.IndexRow()) for raw in self.rows[start:stop]]
+        return [_row(raw) for raw in self.rows[start:stop]]
 
     def mark_shown(self, ids: list[str]) -> None:
         for shown_id in ids:
@@ -67,15 +68,25 @@ class SearchState:
                 self.shown.append(shown_id)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False)
+        # Not dataclasses.asdict: it deep-copies every row first (milliseconds per search).
+        state = {item.name: getattr(self, item.name) for item in fields(self)}
+        return json.dumps(state, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> SearchState:
         return cls(**json.loads(text))
 
 
-def rows_to_json(rows: list[common_pb2.IndexRow]) -> list[dict]:
-    return [json_format.MessageToDict(row, preserving_proto_field_name=True) for row in rows]
+def rows_to_json(rows: list[common_pb2.IndexRow]) -> list[str]:
+    """Each row as its protobuf encoding in base64: exact, half the size of a JSON object per
+    row, and fast both ways (MessageToDict and ParseDict cost milliseconds per search)."""
+    return [base64.b64encode(row.SerializeToString()).decode("ascii") for row in rows]
+
+
+def _row(raw: str | dict) -> common_pb2.IndexRow:
+    if isinstance(raw, dict):  # a cursor saved before rows were kept as protobuf bytes
+        return json_format.ParseDict(raw, common_pb2.IndexRow())
+    return common_pb2.IndexRow.FromString(base64.b64decode(raw))
 
 
 class CursorStore:

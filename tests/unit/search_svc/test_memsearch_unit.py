@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from google.protobuf import json_format
 
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import common_pb2, search_pb2
@@ -97,6 +99,17 @@ def test_search_state_round_trips_through_json():
                         notice="", matches=1, rows=rows_to_json([row]), shown=["#S4"])
     again = SearchState.from_json(state.to_json())
     assert again == state and again.index_rows(0, 1) == [row]
+
+
+def test_a_cursor_saved_with_rows_as_json_objects_still_pages():
+    """Cursors written before rows were kept as protobuf bytes still load after an upgrade."""
+    row = common_pb2.IndexRow(ref=common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=7), title="old",
+                              created_at_epoch=1768485600000, score=1.5)
+    as_object = json_format.MessageToDict(row, preserving_proto_field_name=True)
+    saved = json.dumps({"query": "q", "project": "p", "mode": "guided", "limit": 10, "max_details": 3,
+                        "strategy": "hybrid", "notice": "", "matches": 1, "offset": 0, "shown": [],
+                        "created_at_epoch": 1, "rows": [as_object]})
+    assert SearchState.from_json(saved).index_rows(0, 1) == [row]
 
 
 def test_cut_is_marked_with_what_was_left_out():
