@@ -43,7 +43,7 @@ fused order is deterministic (pagination never repeats or skips a record).
 from __future__ import annotations
 
 from collections.abc import Container, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 Key = Hashable
 Ranking = list[tuple[Key, float]]
@@ -175,27 +175,31 @@ def with_context(fused: list[Fused], placement: dict[Key, tuple[str, int]],
         return list(fused)
     base = {f.key: f.score for f in fused}
     timeline = sorted((k for k in base if k in placement), key=lambda k: (placement[k], repr(k)))
+    places = [placement[key] for key in timeline]
+    scores = [base[key] for key in timeline]
     bonus: dict[Key, float] = {}
     for i, key in enumerate(timeline):
         gained = 0.0
         for step in range(1, params.context_reach + 1):
-            near = [base[timeline[j]] for j in (i - step, i + step) if _near(timeline, i, j, placement, params)]
+            near = [scores[j] for j in (i - step, i + step) if _near(places, i, j, params.context_window_ms)]
             if step == 1 and not near:
                 break  # no direct neighbour: the record stands alone in time
             gained += max(near, default=0.0) / step  # a neighbour further away counts less
         if gained:
             bonus[key] = params.context_weight * gained
-    out = [replace(f, score=f.score + bonus.get(f.key, 0.0)) for f in fused]
+    # Fused(...) rather than dataclasses.replace: this runs for every candidate of every search.
+    out = [Fused(f.key, f.score + bonus.get(f.key, 0.0), f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
+           for f in fused]
     _order(out)
     return out
 
 
-def _near(timeline: list[Key], i: int, j: int, placement: dict[Key, tuple[str, int]], params: FusionParams) -> bool:
-    """Whether timeline[j] exists and is context for timeline[i]: same project, close in time."""
-    if not 0 <= j < len(timeline):
+def _near(places: list[tuple[str, int]], i: int, j: int, window_ms: int) -> bool:
+    """Whether the j-th record in time exists and is context for the i-th: same project, close in time."""
+    if not 0 <= j < len(places):
         return False
-    (project, epoch), (other_project, other_epoch) = placement[timeline[i]], placement[timeline[j]]
-    return other_project == project and abs(other_epoch - epoch) <= params.context_window_ms
+    (project, epoch), (other_project, other_epoch) = places[i], places[j]
+    return other_project == project and abs(other_epoch - epoch) <= window_ms
 
 
 def _first_occurrences(items: Sequence[tuple[Key, float]]) -> Ranking:
