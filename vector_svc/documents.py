@@ -153,14 +153,17 @@ def records_where(refs: Iterable[tuple[str, int]]) -> dict | None:
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
-def best_per_record(ids: Sequence[str], distances: Sequence[float],
-                    refs: Sequence[tuple[str, int]]) -> list[vector_pb2.VectorHit]:
-    """One hit per record, its closest chunk, closest first (Chroma returns chunks sorted)."""
+def best_per_record(ids: Sequence[str], distances: Sequence[float], refs: Sequence[tuple[str, int]],
+                    limit: int) -> list[vector_pb2.VectorHit]:
+    """One hit per record, its closest chunk, closest first (Chroma returns chunks sorted), for the
+    first `limit` records: the overfetched chunks past them would only be built to be dropped."""
     seen: set[tuple[str, int]] = set()
-    hits = []
+    hits: list[vector_pb2.VectorHit] = []
     for doc_id, distance, key in zip(ids, distances, refs, strict=False):
         if key in seen:
             continue
+        if len(hits) == limit:
+            break
         seen.add(key)
         ref = common_pb2.Ref(kind=KIND_VALUES[key[0]], id=key[1])
         hits.append(vector_pb2.VectorHit(ref=ref, distance=float(distance), chunk_id=doc_id))

@@ -436,11 +436,11 @@ class VectorIndex:
                     ids, distances = result["ids"][0], first_row(result["distances"])
                     refs = [(str(meta["kind"]), int(cast(int, meta["record_id"])))
                             for meta in first_row(result["metadatas"])]
-            hits = best_per_record(ids, distances, cast("list[tuple[str, int]]", refs))
+            hits = best_per_record(ids, distances, cast("list[tuple[str, int]]", refs), limit)
             exhausted = len(ids) < fetch
             if len(hits) >= limit or exhausted or fetch >= MAX_FETCH:
                 self.trimmer.maybe()
-                return hits[:limit]
+                return hits
             fetch = min(fetch * 2, MAX_FETCH)
 
     def _query_project(self, collection: Collection, vector: np.ndarray, project: str, limit: int,
@@ -463,9 +463,9 @@ class VectorIndex:
             if None in inside:
                 return None
             kept = [(i, d, r) for i, d, r, ok in zip(ids, distances, known, inside, strict=True) if ok]
-            hits = best_per_record([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept])
+            hits = best_per_record([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept], limit)
             if len(hits) >= limit or len(ids) < n:  # enough, or every chunk of the index was seen
-                return hits[:limit]
+                return hits
             if n >= MAX_SCOPED:
                 return None
             n = min(n * 2, MAX_SCOPED)

@@ -6,7 +6,7 @@ import pytest
 
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import common_pb2
-from vector_svc.documents import chunk_text, record_documents, records_where
+from vector_svc.documents import best_per_record, chunk_text, record_documents, records_where
 from vector_svc.embedders import HashEmbedder, MiniLMInt8Embedder
 from vector_svc.index import build_where
 
@@ -83,6 +83,16 @@ def test_records_where_groups_ids_by_kind():
     where = records_where([("observation", 1), ("prompt", 4)])
     assert set(where) == {"$or"} and len(where["$or"]) == 2
     assert records_where([]) is None
+
+
+def test_best_per_record_keeps_each_records_closest_chunk_for_the_first_records_only():
+    ids = ["obs_1_0", "obs_1_1", "summary_2_0", "obs_1_2", "prompt_3_0", "obs_4_0"]
+    refs = [("observation", 1), ("observation", 1), ("summary", 2), ("observation", 1), ("prompt", 3),
+            ("observation", 4)]
+    hits = best_per_record(ids, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], refs, limit=2)
+    assert [(hit.ref.kind, hit.ref.id, hit.chunk_id, round(hit.distance, 3)) for hit in hits] == [
+        (common_pb2.DOC_KIND_OBSERVATION, 1, "obs_1_0", 0.1), (common_pb2.DOC_KIND_SUMMARY, 2, "summary_2_0", 0.3)]
+    assert len(best_per_record(ids, [0.1] * 6, refs, limit=10)) == 4
 
 
 def test_build_where_applies_every_filter():
