@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 
 from mnemo.query import ParsedQuery, Run, exclusion_fts5, like_pattern, table_column, to_fts5, trigram_fts5
 from store_svc.dialect import Dialect
@@ -16,6 +17,12 @@ from store_svc.queries import Clause, KindSql, union_branches
 LIKE_SCORE = 1.0
 # Most trigrams of one CJK run ORed together (a long pasted run must not build a huge query).
 MAX_TRIGRAMS = 48
+# Tables whose FTS5 index has a last `context` column (schema._context_migration: the words of the
+# observations written just before a record in its session), and that column's bm25 weight next to
+# the record's own columns (narrative 1.0, title 8.0). Chosen on LoCoMo's dev split by
+# leave-one-conversation-out CV (bench/locomo_lexical.py; docs/search.md, "Context words").
+CONTEXT_TABLES = frozenset({"observations"})
+CONTEXT_WEIGHT = 0.3
 
 
 def _like_any(spec: KindSql, fragment: str, alias: str | None = None, column: str = "") -> tuple[str, list]:
@@ -53,7 +60,9 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True,
         score = f", {rank} AS score" if scored else ""
         return f"SELECT rowid AS id{score} FROM {table} WHERE {table} MATCH ?", [match]
 
-    if expression:
+    if expression and spec.table in CONTEXT_TABLES:
+        branches.append(_with_context(spec, parsed, expression, scored))
+    elif expression:
         branches.append(fts(spec.fts, f"-bm25({spec.fts}, {weights})", expression))
     for run, column in _runs_here(spec, parsed.cjk):
         if len(run) >= 3:
@@ -65,9 +74,33 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True,
     return union_branches(branches, scored)
 
 
+def _with_context(spec: KindSql, parsed: ParsedQuery, expression: str, scored: bool) -> tuple[str, list]:
+    """The rows whose own columns match (context words never make a row match), ranked by bm25
+    over their own columns and, at CONTEXT_WEIGHT, their context column: a row matching the
+    query's rare word ranks higher when the records just before it speak of its other words."""
+    own = own_columns(spec, expression)
+    if not scored:
+        return f"SELECT rowid AS id FROM {spec.fts} WHERE {spec.fts} MATCH ?", [own]
+    ranked = to_fts5(replace(parsed, excluded=()), spec.columns)  # exclusions: own columns only, above
+    weights = ", ".join(str(w) for w in (*spec.bm25_weights, CONTEXT_WEIGHT))
+    # `+rowid`: without the plus FTS5 is handed the IN list as rowid lookups and runs the ranked
+    # MATCH once per row (LoCoMo: 174 ms a query instead of 3 ms).
+    return (f"SELECT rowid AS id, -bm25({spec.fts}, {weights}) AS score FROM {spec.fts} WHERE {spec.fts} MATCH ? "
+            f"AND +rowid IN (SELECT rowid FROM {spec.fts} WHERE {spec.fts} MATCH ?)", [ranked, own])
+
+
+def own_columns(spec: KindSql, expression: str) -> str:
+    """`expression` restricted to the record's own columns (not its context words): a phrase,
+    NOT and column:word are about the record itself. Column names come from code."""
+    if spec.table not in CONTEXT_TABLES:
+        return expression
+    return "{" + " ".join(spec.text_columns) + "} : (" + expression + ")"
+
+
 def exclusion_clause(spec: KindSql, parsed: ParsedQuery, clause: Clause) -> None:
     expression = exclusion_fts5(parsed, spec.columns)
     if expression:
+        expression = own_columns(spec, expression)
         clause.add(f"{spec.alias}.id NOT IN (SELECT rowid FROM {spec.fts} WHERE {spec.fts} MATCH ?)", expression)
     for run, column in _runs_here(spec, parsed.excluded_cjk):
         test, params = _like_any(spec, run, spec.alias, column)

@@ -290,6 +290,111 @@ CREATE TABLE marked_wrong (
 ) WITHOUT ROWID;
 """ + "".join(_forget_marks_with(table, kind) for kind, table in KIND_TABLES.items())
 
+# Lexical context of an observation (docs/search.md, "Context words"): the text of the
+# CONTEXT_BEFORE observations written just before it in the same memory session, indexed as a
+# low-weight seventh column of observations_fts (its bm25 weight: fts_sqlite.CONTEXT_WEIGHT), so
+# a record is also found through the words of the turn it answers. Computed once, when the row
+# is inserted (from rows already there; a later row never changes an earlier row's context), and
+# kept in a table of its own: the observation row, its change feed and its vector are untouched.
+CONTEXT_BEFORE = 3
+CONTEXT_CHARS = 1000  # of each earlier observation's text (a long narrative must not swell the index)
+CONTEXT_TEXT = ("substr(coalesce({p}.title, '') || ' ' || coalesce({p}.subtitle, '') || ' ' || "
+                 "coalesce({p}.narrative, '') || ' ' || coalesce({p}.text, ''), 1, " + str(CONTEXT_CHARS) + ")")
+
+
+def _context_of(row: str) -> str:
+    """The context of the observation `row` (an alias): the rows written just before it."""
+    return f"""coalesce((SELECT group_concat(t, ' ') FROM (
+    SELECT {CONTEXT_TEXT.format(p='p')} AS t FROM observations p
+    WHERE p.memory_session_id = {row}.memory_session_id AND p.id <> {row}.id
+      AND (p.created_at_epoch < {row}.created_at_epoch OR (p.created_at_epoch = {row}.created_at_epoch AND p.id < {row}.id))
+    ORDER BY p.created_at_epoch DESC, p.id DESC LIMIT {CONTEXT_BEFORE})), '')"""
+
+
+# The observations whose context held the deleted row `old`: the CONTEXT_BEFORE rows after it.
+_CONTEXT_HOLDERS_OF_OLD = f"""(SELECT n.id FROM observations n WHERE n.memory_session_id = old.memory_session_id
+    AND (n.created_at_epoch > old.created_at_epoch OR (n.created_at_epoch = old.created_at_epoch AND n.id > old.id))
+    ORDER BY n.created_at_epoch, n.id LIMIT {CONTEXT_BEFORE})"""
+_FTS_COLUMNS = ", ".join(OBSERVATION_FTS_COLUMNS)
+_CONTEXT_OF = "(SELECT coalesce((SELECT context FROM observation_context WHERE id = {r}.id), ''))"
+
+
+def _observation_fts_row(ref: str, delete: bool = False) -> str:
+    values = ", ".join(f"{ref}.{c}" for c in OBSERVATION_FTS_COLUMNS)
+    head = "observations_fts(observations_fts, rowid, " if delete else "observations_fts(rowid, "
+    first = f"'delete', {ref}.id" if delete else f"{ref}.id"
+    return (f"INSERT INTO {head}{_FTS_COLUMNS}, context) "
+            f"VALUES ({first}, {values}, {_CONTEXT_OF.format(r=ref)});")
+
+
+def _forget_from_context() -> str:
+    """A deleted observation's words leave the context of the rows after it (a forgotten record
+    must not stay findable, nor readable in observation_context): their context is recomputed
+    from the rows still there and they are reindexed."""
+    source = f"SELECT id, {_FTS_COLUMNS}, context FROM observations_fts_source WHERE id IN {_CONTEXT_HOLDERS_OF_OLD}"
+    return f"""INSERT INTO observations_fts(observations_fts, rowid, {_FTS_COLUMNS}, context)
+    SELECT 'delete', * FROM ({source});
+  UPDATE observation_context SET context = (SELECT {_context_of('me')} FROM observations me
+    WHERE me.id = observation_context.id) WHERE id IN {_CONTEXT_HOLDERS_OF_OLD};
+  INSERT INTO observations_fts(rowid, {_FTS_COLUMNS}, context) {source};"""
+
+
+def _context_migration() -> str:
+    lagged = " || ' ' || ".join(f"coalesce(lag(t, {n}) OVER w, '')" for n in range(1, CONTEXT_BEFORE + 1))
+    tri_cols = _FTS_COLUMNS
+    tri_new = ", ".join(f"new.{c}" for c in OBSERVATION_FTS_COLUMNS)
+    tri_old = ", ".join(f"old.{c}" for c in OBSERVATION_FTS_COLUMNS)
+    feed_new = (f"INSERT INTO change_feed(kind, record_id, op, created_at_epoch) "
+                f"VALUES ({KIND_OBSERVATION}, new.id, {OP_UPSERT}, {_NOW_MS});")
+    feed_old = (f"INSERT INTO change_feed(kind, record_id, op, created_at_epoch) "
+                f"VALUES ({KIND_OBSERVATION}, old.id, {OP_DELETE}, {_NOW_MS});")
+    tri_add = (f"INSERT INTO observations_tri(rowid, {tri_cols}) SELECT new.id, {tri_new} "
+               f"WHERE {_has_cjk('new', OBSERVATION_FTS_COLUMNS)};")
+    tri_remove = (f"INSERT INTO observations_tri(observations_tri, rowid, {tri_cols}) SELECT 'delete', old.id, "
+                  f"{tri_old} WHERE {_has_cjk('old', OBSERVATION_FTS_COLUMNS)};")
+    return f"""
+DROP TRIGGER observations_ai;
+DROP TRIGGER observations_ad;
+DROP TRIGGER observations_au;
+DROP TABLE observations_fts;
+CREATE INDEX idx_observations_session_created ON observations(memory_session_id, created_at_epoch, id);
+CREATE TABLE observation_context (
+  id INTEGER PRIMARY KEY,
+  context TEXT NOT NULL
+);
+INSERT INTO observation_context(id, context)
+  SELECT id, trim({lagged}) FROM (SELECT id, memory_session_id, created_at_epoch, {CONTEXT_TEXT.format(p='o')} AS t
+    FROM observations o)
+  WINDOW w AS (PARTITION BY memory_session_id ORDER BY created_at_epoch, id);
+CREATE VIEW observations_fts_source AS
+  SELECT o.id AS id, {", ".join(f"o.{c} AS {c}" for c in OBSERVATION_FTS_COLUMNS)}, coalesce(c.context, '') AS context
+  FROM observations o LEFT JOIN observation_context c ON c.id = o.id;
+CREATE VIRTUAL TABLE observations_fts USING fts5({_FTS_COLUMNS}, context, content='observations_fts_source',
+  content_rowid='id', tokenize='porter unicode61');
+INSERT INTO observations_fts(observations_fts) VALUES ('rebuild');
+CREATE TRIGGER observations_ai AFTER INSERT ON observations BEGIN
+  INSERT INTO observation_context(id, context) VALUES (new.id, {_context_of('new')});
+  {_observation_fts_row('new')}
+  {tri_add}
+  {feed_new}
+END;
+CREATE TRIGGER observations_ad AFTER DELETE ON observations BEGIN
+  {_observation_fts_row('old', delete=True)}
+  DELETE FROM observation_context WHERE id = old.id;
+  {_forget_from_context()}
+  {tri_remove}
+  {feed_old}
+END;
+CREATE TRIGGER observations_au AFTER UPDATE ON observations BEGIN
+  {_observation_fts_row('old', delete=True)}
+  {tri_remove}
+  {_observation_fts_row('new')}
+  {tri_add}
+  {feed_new}
+END;
+"""
+
+
 # (version, name, SQL). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "sessions, prompts, observations, summaries", _CORE),
@@ -299,6 +404,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "records marked wrong", _MARKED_WRONG),
     (6, "leases", LEASES_SQL),
     (7, "access tokens, writers, cursor owners", ACCESS_SQL),
+    (8, "lexical context of observations", _context_migration()),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

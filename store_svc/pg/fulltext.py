@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mnemo.query import ParsedQuery, Run, Term, like_pattern, table_column
+from store_svc.fts_sqlite import CONTEXT_TABLES, CONTEXT_WEIGHT
 from store_svc.pg.schema import RANK_WEIGHTS, TS_CONFIG, haystack
 from store_svc.queries import Clause, KindSql, union_branches
 
@@ -159,12 +160,21 @@ def match_source(spec: KindSql, parsed: ParsedQuery, *, scored: bool = True,
     """SQL yielding (id, score) of the rows matching the query's positive terms, or None.
     Scored, `conn` (the query's transaction) supplies the terms' document frequencies."""
     branches: list[tuple[str, list]] = []
-    tests, params, score, score_params = _term_tests(spec, parsed.terms)
+    context = spec.table in CONTEXT_TABLES
+    tests, params, score, score_params = _term_tests(spec, parsed.terms, spec.table if context else "")
     if tests:
         where = " OR ".join(tests)
         if scored:
             idf, idf_params = _idf_relation(conn, spec, parsed.terms)
-            branches.append((f"SELECT id, {score} AS score FROM {spec.table} CROSS JOIN {idf} WHERE {where}",
+            source = spec.table
+            # The twin of SQLite's context column: it scores, never matches (fts_sqlite._with_context);
+            # a term restricted to a column (`title:word`) is about the record alone.
+            if context and not any(term.column for term in parsed.terms):
+                _, _, context_score, context_params = _term_tests(spec, parsed.terms, "c")
+                source = f"{spec.table} LEFT JOIN observation_context c USING (id)"
+                score = f"{score} + {CONTEXT_WEIGHT} * coalesce({context_score}, 0)"
+                score_params = [*score_params, *context_params]
+            branches.append((f"SELECT id, {score} AS score FROM {source} CROSS JOIN {idf} WHERE {where}",
                              [*score_params, *idf_params, *params]))
         else:
             branches.append((f"SELECT id FROM {spec.table} WHERE {where}", params))

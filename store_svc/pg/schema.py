@@ -18,6 +18,8 @@ identity keys), so the two backends cannot drift apart column by column. What di
   and after a 20k bulk load a full one made searches 32 ms instead of 11; ingest rate
   unchanged within noise (1,980 vs 1,920 observations/s; 256 kB cost 17%).
 - Substrings (CJK runs): a pg_trgm GIN index over the row's text, only on rows with CJK.
+- Context words of observations (migration 8): SQLite's `observation_context` table with a
+  tsvector of its own, filled by a trigger when a row is inserted (`_context`).
 - Change feed: one trigger function appends (kind, id, op) for every insert, update and
   delete, in the writer's transaction (see store_svc.pg.backend for why seq order is
   commit order).
@@ -141,6 +143,54 @@ END $$;
 """) + "".join(f"CREATE TRIGGER {table}_ad_marked_wrong AFTER DELETE ON {table} FOR EACH ROW "
                f"EXECUTE FUNCTION mnemo_forget_marks({kind});\n" for kind, table in KIND_TABLES.items())
 
+def _context_of(row: str) -> str:
+    """The context of the observation `row` (an alias): the rows written just before it."""
+    return f"""coalesce((SELECT string_agg(t, ' ') FROM (
+    SELECT {sqlite_schema.CONTEXT_TEXT.format(p='p')} AS t FROM observations p
+    WHERE p.memory_session_id = {row}.memory_session_id AND p.id <> {row}.id
+      AND (p.created_at_epoch, p.id) < ({row}.created_at_epoch, {row}.id)
+    ORDER BY p.created_at_epoch DESC, p.id DESC LIMIT {sqlite_schema.CONTEXT_BEFORE}) earlier), '')"""
+
+
+def _context() -> str:
+    """The twin of store_svc.schema._context_migration: each observation's context words (the text
+    of the CONTEXT_BEFORE observations written just before it in its session), computed once when
+    the row is inserted, in a table of its own with its own tsvector (store_svc.pg.fulltext ranks
+    it at CONTEXT_WEIGHT next to the record's own words)."""
+    n = sqlite_schema.CONTEXT_BEFORE
+    text = sqlite_schema.CONTEXT_TEXT
+    lagged = " || ' ' || ".join(f"coalesce(lag(t, {i}) OVER w, '')" for i in range(1, n + 1))
+    return f"""
+CREATE INDEX idx_observations_session_created ON observations(memory_session_id, created_at_epoch, id);
+CREATE TABLE observation_context (
+  id BIGINT PRIMARY KEY,
+  context TEXT NOT NULL,
+  fts tsvector GENERATED ALWAYS AS (setweight(to_tsvector('{TS_CONFIG}'::regconfig, mnemo_words(context)), 'D')) STORED
+);
+INSERT INTO observation_context(id, context)
+  SELECT id, trim({lagged}) FROM (SELECT id, memory_session_id, created_at_epoch, {text.format(p='o')} AS t
+    FROM observations o) s
+  WINDOW w AS (PARTITION BY memory_session_id ORDER BY created_at_epoch, id);
+CREATE INDEX idx_observation_context_fts ON observation_context USING gin (fts)
+  WITH (gin_pending_list_limit = 1024);
+CREATE FUNCTION mnemo_context() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM observation_context WHERE id = OLD.id;
+    -- A forgotten record's words leave the context of the rows after it.
+    UPDATE observation_context c SET context = (SELECT {_context_of('me')} FROM observations me WHERE me.id = c.id)
+      WHERE c.id IN (SELECT o.id FROM observations o WHERE o.memory_session_id = OLD.memory_session_id
+        AND (o.created_at_epoch, o.id) > (OLD.created_at_epoch, OLD.id) ORDER BY o.created_at_epoch, o.id LIMIT {n});
+    RETURN OLD;
+  END IF;
+  INSERT INTO observation_context(id, context) VALUES (NEW.id, {_context_of('NEW')});
+  RETURN NEW;
+END $$;
+CREATE TRIGGER observations_context AFTER INSERT OR DELETE ON observations
+  FOR EACH ROW EXECUTE FUNCTION mnemo_context();
+"""
+
+
 # (version, name, SQL), numbered as store_svc.schema.MIGRATIONS so schema_version means the
 # same on both backends. Append only.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -151,6 +201,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "records marked wrong", _MARKED_WRONG),
     (6, "leases", pg_ddl(LEASES_SQL)),
     (7, "access tokens, writers, cursor owners", pg_ddl(ACCESS_SQL)),
+    (8, "lexical context of observations", _context()),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 
