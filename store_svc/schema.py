@@ -307,7 +307,8 @@ def _context_of(row: str) -> str:
     return f"""coalesce((SELECT group_concat(t, ' ') FROM (
     SELECT {CONTEXT_TEXT.format(p='p')} AS t FROM observations p
     WHERE p.memory_session_id = {row}.memory_session_id AND p.id <> {row}.id
-      AND (p.created_at_epoch < {row}.created_at_epoch OR (p.created_at_epoch = {row}.created_at_epoch AND p.id < {row}.id))
+      AND (p.created_at_epoch < {row}.created_at_epoch
+           OR (p.created_at_epoch = {row}.created_at_epoch AND p.id < {row}.id))
     ORDER BY p.created_at_epoch DESC, p.id DESC LIMIT {CONTEXT_BEFORE})), '')"""
 
 
