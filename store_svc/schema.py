@@ -302,20 +302,29 @@ CONTEXT_TEXT = ("substr(coalesce({p}.title, '') || ' ' || coalesce({p}.subtitle,
                  "coalesce({p}.narrative, '') || ' ' || coalesce({p}.text, ''), 1, " + str(CONTEXT_CHARS) + ")")
 
 
-def _context_of(row: str) -> str:
-    """The context of the observation `row` (an alias): the rows written just before it."""
-    return f"""coalesce((SELECT group_concat(t, ' ') FROM (
+def context_of(row: str, aggregate: str = "group_concat") -> str:
+    """The context of the observation `row` (an alias): the rows written just before it.
+    `aggregate`: SQLite's group_concat, PostgreSQL's string_agg (store_svc.pg.schema shares this)."""
+    return f"""coalesce((SELECT {aggregate}(t, ' ') FROM (
     SELECT {CONTEXT_TEXT.format(p='p')} AS t FROM observations p
     WHERE p.memory_session_id = {row}.memory_session_id AND p.id <> {row}.id
-      AND (p.created_at_epoch < {row}.created_at_epoch
-           OR (p.created_at_epoch = {row}.created_at_epoch AND p.id < {row}.id))
-    ORDER BY p.created_at_epoch DESC, p.id DESC LIMIT {CONTEXT_BEFORE})), '')"""
+      AND (p.created_at_epoch, p.id) < ({row}.created_at_epoch, {row}.id)
+    ORDER BY p.created_at_epoch DESC, p.id DESC LIMIT {CONTEXT_BEFORE}) earlier), '')"""
 
 
-# The observations whose context held the deleted row `old`: the CONTEXT_BEFORE rows after it.
-_CONTEXT_HOLDERS_OF_OLD = f"""(SELECT n.id FROM observations n WHERE n.memory_session_id = old.memory_session_id
-    AND (n.created_at_epoch > old.created_at_epoch OR (n.created_at_epoch = old.created_at_epoch AND n.id > old.id))
+def context_holders(row: str) -> str:
+    """The observations whose context holds `row`: the CONTEXT_BEFORE rows after it in its session."""
+    return f"""(SELECT n.id FROM observations n WHERE n.memory_session_id = {row}.memory_session_id
+    AND (n.created_at_epoch, n.id) > ({row}.created_at_epoch, {row}.id)
     ORDER BY n.created_at_epoch, n.id LIMIT {CONTEXT_BEFORE})"""
+
+
+_LAGGED = " || ' ' || ".join(f"coalesce(lag(t, {n}) OVER w, '')" for n in range(1, CONTEXT_BEFORE + 1))
+# Fills observation_context for the rows already there when the migration runs (both backends).
+CONTEXT_BACKFILL = f"""INSERT INTO observation_context(id, context)
+  SELECT id, trim({_LAGGED}) FROM (SELECT id, memory_session_id, created_at_epoch, {CONTEXT_TEXT.format(p='o')} AS t
+    FROM observations o) s
+  WINDOW w AS (PARTITION BY memory_session_id ORDER BY created_at_epoch, id);"""
 _FTS_COLUMNS = ", ".join(OBSERVATION_FTS_COLUMNS)
 _CONTEXT_OF = "(SELECT coalesce((SELECT context FROM observation_context WHERE id = {r}.id), ''))"
 
@@ -332,16 +341,15 @@ def _forget_from_context() -> str:
     """A deleted observation's words leave the context of the rows after it (a forgotten record
     must not stay findable, nor readable in observation_context): their context is recomputed
     from the rows still there and they are reindexed."""
-    source = f"SELECT id, {_FTS_COLUMNS}, context FROM observations_fts_source WHERE id IN {_CONTEXT_HOLDERS_OF_OLD}"
+    source = f"SELECT id, {_FTS_COLUMNS}, context FROM observations_fts_source WHERE id IN {context_holders('old')}"
     return f"""INSERT INTO observations_fts(observations_fts, rowid, {_FTS_COLUMNS}, context)
     SELECT 'delete', * FROM ({source});
-  UPDATE observation_context SET context = (SELECT {_context_of('me')} FROM observations me
-    WHERE me.id = observation_context.id) WHERE id IN {_CONTEXT_HOLDERS_OF_OLD};
+  UPDATE observation_context SET context = (SELECT {context_of('me')} FROM observations me
+    WHERE me.id = observation_context.id) WHERE id IN {context_holders('old')};
   INSERT INTO observations_fts(rowid, {_FTS_COLUMNS}, context) {source};"""
 
 
 def _context_migration() -> str:
-    lagged = " || ' ' || ".join(f"coalesce(lag(t, {n}) OVER w, '')" for n in range(1, CONTEXT_BEFORE + 1))
     tri_cols = _FTS_COLUMNS
     tri_new = ", ".join(f"new.{c}" for c in OBSERVATION_FTS_COLUMNS)
     tri_old = ", ".join(f"old.{c}" for c in OBSERVATION_FTS_COLUMNS)
@@ -363,10 +371,7 @@ CREATE TABLE observation_context (
   id INTEGER PRIMARY KEY,
   context TEXT NOT NULL
 );
-INSERT INTO observation_context(id, context)
-  SELECT id, trim({lagged}) FROM (SELECT id, memory_session_id, created_at_epoch, {CONTEXT_TEXT.format(p='o')} AS t
-    FROM observations o)
-  WINDOW w AS (PARTITION BY memory_session_id ORDER BY created_at_epoch, id);
+{CONTEXT_BACKFILL}
 CREATE VIEW observations_fts_source AS
   SELECT o.id AS id, {", ".join(f"o.{c} AS {c}" for c in OBSERVATION_FTS_COLUMNS)}, coalesce(c.context, '') AS context
   FROM observations o LEFT JOIN observation_context c ON c.id = o.id;
@@ -374,7 +379,7 @@ CREATE VIRTUAL TABLE observations_fts USING fts5({_FTS_COLUMNS}, context, conten
   content_rowid='id', tokenize='porter unicode61');
 INSERT INTO observations_fts(observations_fts) VALUES ('rebuild');
 CREATE TRIGGER observations_ai AFTER INSERT ON observations BEGIN
-  INSERT INTO observation_context(id, context) VALUES (new.id, {_context_of('new')});
+  INSERT INTO observation_context(id, context) VALUES (new.id, {context_of('new')});
   {_observation_fts_row('new')}
   {tri_add}
   {feed_new}

@@ -143,23 +143,11 @@ END $$;
 """) + "".join(f"CREATE TRIGGER {table}_ad_marked_wrong AFTER DELETE ON {table} FOR EACH ROW "
                f"EXECUTE FUNCTION mnemo_forget_marks({kind});\n" for kind, table in KIND_TABLES.items())
 
-def _context_of(row: str) -> str:
-    """The context of the observation `row` (an alias): the rows written just before it."""
-    return f"""coalesce((SELECT string_agg(t, ' ') FROM (
-    SELECT {sqlite_schema.CONTEXT_TEXT.format(p='p')} AS t FROM observations p
-    WHERE p.memory_session_id = {row}.memory_session_id AND p.id <> {row}.id
-      AND (p.created_at_epoch, p.id) < ({row}.created_at_epoch, {row}.id)
-    ORDER BY p.created_at_epoch DESC, p.id DESC LIMIT {sqlite_schema.CONTEXT_BEFORE}) earlier), '')"""
-
-
 def _context() -> str:
     """The twin of store_svc.schema._context_migration: each observation's context words (the text
     of the CONTEXT_BEFORE observations written just before it in its session), computed once when
     the row is inserted, in a table of its own with its own tsvector (store_svc.pg.fulltext ranks
     it at CONTEXT_WEIGHT next to the record's own words)."""
-    n = sqlite_schema.CONTEXT_BEFORE
-    text = sqlite_schema.CONTEXT_TEXT
-    lagged = " || ' ' || ".join(f"coalesce(lag(t, {i}) OVER w, '')" for i in range(1, n + 1))
     return f"""
 CREATE INDEX idx_observations_session_created ON observations(memory_session_id, created_at_epoch, id);
 CREATE TABLE observation_context (
@@ -167,10 +155,7 @@ CREATE TABLE observation_context (
   context TEXT NOT NULL,
   fts tsvector GENERATED ALWAYS AS (setweight(to_tsvector('{TS_CONFIG}'::regconfig, mnemo_words(context)), 'D')) STORED
 );
-INSERT INTO observation_context(id, context)
-  SELECT id, trim({lagged}) FROM (SELECT id, memory_session_id, created_at_epoch, {text.format(p='o')} AS t
-    FROM observations o) s
-  WINDOW w AS (PARTITION BY memory_session_id ORDER BY created_at_epoch, id);
+{sqlite_schema.CONTEXT_BACKFILL}
 CREATE INDEX idx_observation_context_fts ON observation_context USING gin (fts)
   WITH (gin_pending_list_limit = 1024);
 CREATE FUNCTION mnemo_context() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -178,12 +163,11 @@ BEGIN
   IF TG_OP = 'DELETE' THEN
     DELETE FROM observation_context WHERE id = OLD.id;
     -- A forgotten record's words leave the context of the rows after it.
-    UPDATE observation_context c SET context = (SELECT {_context_of('me')} FROM observations me WHERE me.id = c.id)
-      WHERE c.id IN (SELECT o.id FROM observations o WHERE o.memory_session_id = OLD.memory_session_id
-        AND (o.created_at_epoch, o.id) > (OLD.created_at_epoch, OLD.id) ORDER BY o.created_at_epoch, o.id LIMIT {n});
+    UPDATE observation_context c SET context = (SELECT {sqlite_schema.context_of('me', 'string_agg')}
+      FROM observations me WHERE me.id = c.id) WHERE c.id IN {sqlite_schema.context_holders('OLD')};
     RETURN OLD;
   END IF;
-  INSERT INTO observation_context(id, context) VALUES (NEW.id, {_context_of('NEW')});
+  INSERT INTO observation_context(id, context) VALUES (NEW.id, {sqlite_schema.context_of('NEW', 'string_agg')});
   RETURN NEW;
 END $$;
 CREATE TRIGGER observations_context AFTER INSERT OR DELETE ON observations
