@@ -51,6 +51,7 @@ if str(REPO / "bench") not in sys.path:  # the sibling modules locomo_cv and vec
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import connect  # noqa: E402
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
+from search_svc.periods import named_periods  # noqa: E402
 from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -349,7 +350,8 @@ def cross_validate(stack: Stack, qs: list[Question], dia_of: dict, convs: list[d
             continue
         other = wrong_project(q.sample_id, projects)
         cases.append(Case((q.sample_id, q.index), q.sample_id, q.category, frozenset(q.evidence),
-                          _project_ids(stack, q, q.sample_id, dia_of), _project_ids(stack, q, other, dia_of), other))
+                          _project_ids(stack, q, q.sample_id, dia_of), _project_ids(stack, q, other, dia_of), other,
+                          tuple(named_periods(q.text))))
     result = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0)).run()
     q14 = [q for q in qs if q.category in (1, 2, 3, 4)]
     table = {name: score_mode(ranked, q14) for name, ranked in (

@@ -1,7 +1,7 @@
 """Leave-one-conversation-out cross-validation of hybrid retrieval on the LoCoMo dev split.
 
-Every parameter (fusion method weights, temporal context, adaptive weights, the relevance
-floor) is chosen on four conversations and scored on the fifth; the cross-validated (CV)
+Every parameter (fusion method weights, temporal context, adaptive weights, the named-date
+bonus, the relevance floor) is chosen on four conversations and scored on the fifth; the cross-validated (CV)
 figure is the held-out questions of the five folds pooled. The in-sample figure (parameters
 chosen on all five) is printed next to it: the gap between the two is how much tuning fitted
 the dev split.
@@ -34,11 +34,17 @@ from search_svc.fusion import (  # noqa: E402
     fuse,
     relevance,
     with_context,
+    with_period_bonus,
 )
+from search_svc.periods import Period  # noqa: E402
 
-NOTHING_FOUND_TARGET = 0.90  # share of wrong-project questions that must find nothing
-KEEP_SHARE = 0.98  # share of the ranked evidence (first ten) the keep level must let through
+# Share of wrong-project questions the gate must leave with nothing. Held-out conversations
+# come out 1-2 points under the share the gate is calibrated for (CV), so 0.93 is what keeps
+# conversations never tuned on at the 0.90 goal.
+NOTHING_FOUND_TARGET = 0.93
+KEEP_SHARE = 0.99  # share of the ranked evidence (first ten) the keep level must let through
 BM25_WEIGHTS = (0.0, 0.01, 0.02)
+PERIOD_BONUSES = (0.0, 2.0, 4.0, 8.0)
 LEXICAL_DEPTH = 100
 
 Lists = tuple[list[tuple[str, float]], list[tuple[str, float]]]  # (lexical (dia, bm25), vector (dia, distance))
@@ -57,19 +63,25 @@ class Case:
     own: Lists
     cross: Lists
     cross_project: str
+    periods: tuple[Period, ...] = ()  # the dates the question names (search_svc.periods)
 
 
 def fusion_grid() -> list[FusionParams]:
     grid = [FusionParams("zscore", 0, 1.0, w, c, adaptive=a)
             for w in (0.5, 0.7, 0.9, 1.2) for c in (0.0, 0.3, 0.5, 0.8) for a in (False, True)]
-    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2) for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8)]
+    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b)
+             for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in PERIOD_BONUSES]
     grid += [FusionParams("rrf", k, 1.0, w, c) for k in (5, 60) for w in (0.7, 1.0) for c in (0.0, 0.3)]
     return grid
 
 
-def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: FusionParams) -> list[Fused]:
+def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: FusionParams,
+         periods: Sequence[Period] = ()) -> list[Fused]:
+    """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates."""
     fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
-    return with_context(fused, {f.key: (project, epoch(project, str(f.key))) for f in fused}, params)
+    dates = {f.key: epoch(project, str(f.key)) for f in fused}
+    fused = with_context(fused, {key: (project, when) for key, when in dates.items()}, params)
+    return with_period_bonus(fused, dates, periods, params)
 
 
 def dias(fused: Sequence[Fused]) -> list[str]:
@@ -129,12 +141,13 @@ class CrossValidation:
 
     def own(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._own:
-            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params) for c in self.cases}
+            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods) for c in self.cases}
         return self._own[params]
 
     def cross(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._cross:
-            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params) for c in self.cases}
+            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods)
+                                   for c in self.cases}
         return self._cross[params]
 
     def choose(self, train: Sequence[Case]) -> tuple[FusionParams, RelevanceFloor]:
@@ -182,7 +195,8 @@ def describe(params: FusionParams) -> str:
         return f"rrf k={params.k:g} w_vec={params.vector_weight:g} ctx={params.context_weight:g}"
     return (f"zscore w_vec={params.vector_weight:g} ctx={params.context_weight:g}"
             + (f" reach={params.context_reach}" if params.context_reach > 1 else "")
-            + (" adaptive" if params.adaptive else ""))
+            + (" adaptive" if params.adaptive else "")
+            + (f" dates={params.period_bonus:g}" if params.period_bonus else ""))
 
 
 def describe_floor(floor: RelevanceFloor) -> str:

@@ -13,8 +13,9 @@ variant's own parameter is chosen inside each fold, with the fusion parameters a
 
 Levers: base (the store's query, checked against the store's own lists), context (a second,
 low-weight FTS5 column holding the neighbouring turns of the same session), prf (RM3-like
-pseudo-relevance feedback), stop (more question words dropped), date (a month/year named in
-the question favours records of that month).
+pseudo-relevance feedback), stop (more question words dropped), dated-list (the store also
+asked for the query's matches written on a date the question names). Every lever's fusion grid
+includes the named-date bonus (search_svc.periods) on and off.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import sqlite3
 import sys
 import time
@@ -43,6 +43,7 @@ from locomo_cv import Case, CrossValidation, QKey  # noqa: E402
 
 from mnemo.query import STOP_WORDS, parse, to_fts5  # noqa: E402
 from search_svc.fusion import FusionParams  # noqa: E402
+from search_svc.periods import named_periods  # noqa: E402
 
 DEPTH = 100
 LexList = list[tuple[str, float]]
@@ -127,13 +128,13 @@ def context_list(index: Index, text: str, project: str, setting: float) -> LexLi
     return index.search(to_fts5(parse(text)), project, (1.0, setting))
 
 
-def own_context_list(index: Index, text: str, project: str, setting: float) -> LexList:
+def own_context_list(index: Index, text: str, project: str, setting: float, depth: int = DEPTH) -> LexList:
     """The product's form: the rows matching in their own text, scored with their context column too."""
     expression = to_fts5(parse(text))
     if not expression:
         return []
     own = {d for d, _ in index.search("{body} : (" + expression + ")", project, (1.0, 0.0), 1 << 30)}
-    return [(d, s) for d, s in index.search(expression, project, (1.0, setting), 1 << 30) if d in own][:DEPTH]
+    return [(d, s) for d, s in index.search(expression, project, (1.0, setting), 1 << 30) if d in own][:depth]
 
 
 _EXTRA_STOP_TEXT = ("kind type many much likely would might describe recently like say said way sort thing things "
@@ -183,13 +184,9 @@ def _text_of(index: Index, project: str, dia: str) -> str:
     return _TEXTS[(project, dia)]
 
 
-_MONTH_NAMES = "january february march april may june july august september october november december"
-MONTHS = {m: i for i, m in enumerate(_MONTH_NAMES.split(), start=1)}
-_DATE = re.compile(r"\b(" + "|".join(MONTHS) + r")\b[ ,]*(\d{4})?|\b(20\d\d)\b", re.IGNORECASE)
-
-
 # -- cross-validation over a lever's settings ----------------------------------------------
-SMALL_GRID = [FusionParams("zscore", 0, 1.0, w, c, context_reach=2) for w in (0.5, 0.7, 0.9) for c in (0.3, 0.5, 0.8)]
+SMALL_GRID = [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b)
+              for w in (0.5, 0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in (0.0, 4.0)]
 
 
 @dataclass
@@ -261,73 +258,8 @@ def build_cases(qs, lists, lexical: Callable[[str, str], LexList]) -> list[Case]
         key = (q.sample_id, q.index)
         own, cross, other = lists[key]
         cases.append(Case(key, q.sample_id, q.category, frozenset(q.evidence), (lexical(q.text, q.sample_id), own[1]),
-                          (lexical(q.text, other), cross[1]), other))
+                          (lexical(q.text, other), cross[1]), other, tuple(named_periods(q.text))))
     return cases
-
-
-def named_period(text: str) -> tuple[int, int] | None:
-    """[start, end) epoch ms of the month or year a question names ("in May 2023", "August 2022",
-    "in 2022"); a month without a year must be capitalised ("may" is a verb) and means that month of
-    any year, returned as (-month, 0)."""
-    from datetime import UTC, datetime
-
-    for match in _DATE.finditer(text):
-        name, year_text, lone_year = match.group(1), match.group(2), match.group(3)
-        if name and year_text:
-            year, month = int(year_text), MONTHS[name.lower()]
-            start = datetime(year, month, 1, tzinfo=UTC)
-            end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
-            return int(start.timestamp() * 1000), int(end.timestamp() * 1000)
-        if name and name[0].isupper():
-            return -MONTHS[name.lower()], 0
-        if lone_year:
-            year = int(lone_year)
-            return (int(datetime(year, 1, 1, tzinfo=UTC).timestamp() * 1000),
-                    int(datetime(year + 1, 1, 1, tzinfo=UTC).timestamp() * 1000))
-    return None
-
-
-def in_period(epoch_ms: int, period: tuple[int, int]) -> bool:
-    from datetime import UTC, datetime
-
-    if period[0] < 0:
-        return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).month == -period[0]
-    return period[0] <= epoch_ms < period[1]
-
-
-class PeriodCV(CrossValidation):
-    """Fused ranking, then records dated in the period the question names gain `bonus`."""
-
-    def __init__(self, cases, epoch, bonus: float, texts: dict):
-        super().__init__(cases, epoch)
-        self.bonus, self.texts = bonus, texts
-
-    def _boost(self, ranked: dict, project_of: Callable[[Case], str]) -> dict:
-        from dataclasses import replace
-
-        if not self.bonus:
-            return ranked
-        out = {}
-        for c in self.cases:
-            period = named_period(self.texts[c.key])
-            items = ranked[c.key]
-            if period is not None:
-                project = project_of(c)
-                items = [replace(f, score=f.score + self.bonus * in_period(self.epoch(project, str(f.key)), period))
-                         for f in items]
-                items.sort(key=lambda f: -f.score)
-            out[c.key] = items
-        return out
-
-    def own(self, params):
-        if params not in self._own:
-            self._own[params] = self._boost(super().own(params), lambda c: c.project)
-        return self._own[params]
-
-    def cross(self, params):
-        if params not in self._cross:
-            self._cross[params] = self._boost(super().cross(params), lambda c: c.cross_project)
-        return self._cross[params]
 
 
 def neighbour_lexical(lex: LexList, vec: LexList, project: str, epoch: Callable[[str, str], int], weight: float,
@@ -363,7 +295,20 @@ def replace_lists(c: Case, epoch, weight: float) -> Case:
     return replace(c, own=own, cross=cross)
 
 
-LEVERS = ("base", "context", "own-context", "own-context-nested", "neighbours", "stop", "prf", "period")
+def dated_list(index: Index, text: str, project: str, scoped: bool, epoch: Callable[[str, str], int]) -> LexList:
+    """The product's lexical candidates: the query's matches, plus (scoped) its matches written in
+    an anchored period the query names, merged by score."""
+    matches = own_context_list(index, text, project, 0.3, depth=1 << 30)
+    first = matches[:DEPTH]
+    spans = [p.span_ms() for p in named_periods(text) if p.anchored] if scoped else []
+    if not spans:
+        return first
+    dated = [(d, s) for d, s in matches if any(a <= epoch(project, d) < b for a, b in spans)][:DEPTH]
+    merged = dict(first) | dict(dated)
+    return sorted(merged.items(), key=lambda item: -item[1])
+
+
+LEVERS = ("base", "context", "own-context", "own-context-nested", "neighbours", "stop", "prf", "dated-list")
 
 
 def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc], qs: list, lists: dict,
@@ -398,10 +343,10 @@ def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc]
         # lexical-only recall@5 fell for every k 3/5/10 x m 5/10/20 x w 0.1/0.3/0.5 (0.514-0.600, base 0.599)
         settings = [(3, 5, 0.1), (5, 20, 0.1), (3, 5, 0.3), (1, 1, 0)]
         run("RM3 feedback", settings, lambda text, project, s: prf_list(index, text, project, s))
-    if "period" in levers:
-        texts = {(q.sample_id, q.index): q.text for q in qs}
-        run("period named in the question (fused)", [0.0, 0.5, 1.0, 2.0, 4.0], plain,
-            lambda s, cases: PeriodCV(cases, epoch, s, texts))
+    if "dated-list" in levers:  # the bonus is in every lever's grid (PERIOD_BONUSES); this adds candidates
+        ctx_index = Index(docs, 3, 0)
+        run("named dates: also the matches dated then", [False, True],
+            lambda text, project, s: dated_list(ctx_index, text, project, bool(s), epoch))
 
 
 def main(argv=None) -> int:

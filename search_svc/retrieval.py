@@ -13,6 +13,8 @@ How hybrid() works (docs/search.md has the long form):
 - Relevance order: the two lists are fused (search_svc.fusion), one row per record.
   Date order: the union is sorted by date. Rows past the fused window continue with the
   remaining lexical matches.
+- Named dates: candidates written on a day, month or year the query names gain a fused bonus
+  (search_svc.periods).
 - Relevance floor: when one is calibrated for the index's embedding model (fusion.CALIBRATED_FLOORS),
   only the fused candidates above it are rows and counted; a query whose best candidate stays
   under the floor's gate finds nothing ("No results found"), and counts are match counts.
@@ -51,7 +53,9 @@ from search_svc.fusion import (
     above_floor,
     fuse,
     with_context,
+    with_period_bonus,
 )
+from search_svc.periods import named_periods
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, search_args
 
@@ -300,7 +304,7 @@ class Retrieval:
             return self._unfloored(lexical, semantic, ask, window, notice)
         # Trigger: a floor is calibrated for the index's model. Why: fused scores are relative and
         # cannot say "nothing matched". Outcome: only matches are ranked, paged and counted.
-        matches = self._rank_fusion(lexical, semantic, window.depth, floor)
+        matches = self._rank_fusion(lexical, semantic, ask, window.depth, floor)
         if ask.order != common_pb2.ORDER_RELEVANCE:
             matches = sort_by_date(matches, newest_first=ask.order == common_pb2.ORDER_DATE_DESC)
         counts = search_pb2.SearchCounts()
@@ -319,7 +323,7 @@ class Retrieval:
             counts.total += 1
             _bump_kind(counts, row.ref.kind)
         if ask.order == common_pb2.ORDER_RELEVANCE:
-            ranked = self._rank_fusion(lexical, semantic, window.depth)
+            ranked = self._rank_fusion(lexical, semantic, ask, window.depth)
         else:
             ranked = sort_by_date([*lexical.hits, *extras], newest_first=ask.order == common_pb2.ORDER_DATE_DESC)
         rows = ranked[window.offset:window.offset + window.limit]
@@ -329,7 +333,7 @@ class Retrieval:
                                count=missing, shown={ref_key(r.ref) for r in ranked}, slack=len(extras))
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
-    def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic,
+    def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask,
                      depth: int, floor: RelevanceFloor | None = None) -> list[common_pb2.IndexRow]:
         by_key: dict[Hashable, common_pb2.IndexRow] = {ref_key(row.ref): row for row in semantic.rows}
         by_key.update({ref_key(row.ref): row for row in lexical.hits})  # the store's row carries bm25
@@ -338,6 +342,8 @@ class Retrieval:
                      self.fusion, lexical_depth=depth)
         fused = with_context(fused, {key: (row.project, row.created_at_epoch) for key, row in by_key.items()},
                              self.fusion)
+        fused = with_period_bonus(fused, {key: row.created_at_epoch for key, row in by_key.items()},
+                                  named_periods(ask.query), self.fusion)
         fused = above_floor(fused, floor, unjudged=_not_yet_embedded(lexical, semantic))
         rows = []
         for item in fused:

@@ -102,6 +102,18 @@ def test_when_vector_svc_is_down_lexical_results_come_with_a_notice(store_stub, 
     assert "vector" not in caps and "search" in caps
 
 
+def test_a_date_named_in_the_query_ranks_the_records_written_then_first(store_stub, vector_stub, search_stub):
+    later = add_obs(store_stub, session="s1", title="Cache eviction tuning",
+                    narrative="Tuned the cache eviction policy and the cache size.",
+                    created_at_epoch=BASE + 30 * DAY_MS)
+    named = add_obs(store_stub, session="s2", title="Cache warmup", narrative="Added a warmup step.",
+                    created_at_epoch=BASE)
+    sync_vectors(vector_stub)
+    assert ids(search(search_stub, "cache eviction size"))[0] == later
+    dated = search(search_stub, "what did we do to the cache on January 15, 2026?")
+    assert ids(dated)[0] == named and later in ids(dated)  # a date ranks; it never filters
+
+
 def test_a_cjk_substring_finds_cjk_text(store_stub, vector_stub, search_stub):
     target = add_obs(store_stub, title="用户登录失败", narrative="用户登录失败，因为会话过期。")
     add_obs(store_stub, title="数据库迁移", narrative="迁移脚本已完成。")

@@ -36,12 +36,13 @@ def test_every_held_out_project_is_scored_with_parameters_chosen_without_it():
     assert all(fold.floor.keep <= fold.floor.gate for fold in result.folds)
 
 
-def test_the_gate_lets_at_most_a_tenth_of_wrong_project_questions_through():
+def test_the_gate_lets_at_most_the_target_share_of_wrong_project_questions_through():
     cv = load_cv()
     cases = [case(cv, "a", i, f"a-{i}", i / 100) for i in range(100)]
     own = {c.key: fuse(*c.own) for c in cases}
     cross = {c.key: fuse(*c.cross) for c in cases}
     floor = cv.calibrate_floor(cases, own, cross, bm25_weight=0.0)
-    assert floor.gate == pytest.approx(0.891, abs=0.01)
+    assert cv.NOTHING_FOUND_TARGET == 0.93
+    assert floor.gate == pytest.approx(0.921, abs=0.01)
     through = sum(1 for c in cases if max(f.similarity or 0 for f in cross[c.key]) >= floor.gate)
-    assert through <= 10
+    assert through <= 7
