@@ -79,9 +79,8 @@ def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: F
          periods: Sequence[Period] = ()) -> list[Fused]:
     """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates."""
     fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
-    dates = {f.key: epoch(project, str(f.key)) for f in fused}
-    fused = with_context(fused, {key: (project, when) for key, when in dates.items()}, params)
-    return with_period_bonus(fused, dates, periods, params)
+    placement = {f.key: (project, epoch(project, str(f.key))) for f in fused}
+    return with_period_bonus(with_context(fused, placement, params), placement, periods, params)
 
 
 def dias(fused: Sequence[Fused]) -> list[str]:

@@ -176,7 +176,7 @@ def _order(fused: list[Fused]) -> None:
     fused.sort(key=lambda f: (-f.score, min(f.lexical_rank or 1 << 30, f.vector_rank or 1 << 30), repr(f.key)))
 
 
-def with_context(fused: list[Fused], placement: dict[Key, tuple[str, int]],
+def with_context(fused: list[Fused], placement: Mapping[Key, tuple[str, int]],
                  params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
     """Temporal context propagation (see the module docstring). `placement`: key -> (project,
     created_at_epoch). Returns a new ranking; the input is left as it is."""
@@ -203,14 +203,15 @@ def with_context(fused: list[Fused], placement: dict[Key, tuple[str, int]],
     return out
 
 
-def with_period_bonus(fused: list[Fused], epochs: Mapping[Key, int], periods: Sequence[Period],
+def with_period_bonus(fused: list[Fused], placement: Mapping[Key, tuple[str, int]], periods: Sequence[Period],
                       params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
     """Candidates written in a period the query names ("on 14 February, 2024") gain params.period_bonus.
-    `epochs`: key -> created_at epoch ms. Returns a new ranking; the input is left as it is."""
+    `placement`: key -> (project, created_at epoch ms), as for with_context. Returns a new ranking;
+    the input is left as it is."""
     if params.period_bonus <= 0 or not periods:
         return list(fused)
     out = [Fused(f.key, f.score + params.period_bonus, f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
-           if f.key in epochs and any(p.contains(epochs[f.key]) for p in periods) else f for f in fused]
+           if f.key in placement and any(p.contains(placement[f.key][1]) for p in periods) else f for f in fused]
     _order(out)
     return out
 

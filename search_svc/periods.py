@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
@@ -60,13 +61,7 @@ class Period:
 
     def span_ms(self) -> tuple[int, int]:
         """[start, end) in epoch ms of an anchored period (a day with DAY_SLACK either side)."""
-        if self.day:
-            start = datetime(self.year, self.month, self.day, tzinfo=UTC)
-            return _ms(start - DAY_SLACK), _ms(start + timedelta(days=1) + DAY_SLACK)
-        if self.month:
-            next_month = datetime(self.year + self.month // 12, self.month % 12 + 1, 1, tzinfo=UTC)
-            return _ms(datetime(self.year, self.month, 1, tzinfo=UTC)), _ms(next_month)
-        return _ms(datetime(self.year, 1, 1, tzinfo=UTC)), _ms(datetime(self.year + 1, 1, 1, tzinfo=UTC))
+        return _span_ms(self.year, self.month, self.day)
 
     def contains(self, epoch_ms: int) -> bool:
         if self.anchored:
@@ -135,6 +130,18 @@ def _checked(year: int, month: int, day: int) -> Period | None:
     except ValueError:
         return None
     return Period(year, month, day)
+
+
+@lru_cache(maxsize=256)
+def _span_ms(year: int, month: int, day: int) -> tuple[int, int]:
+    """Period.span_ms, computed once per period rather than once per candidate it is checked against."""
+    if day:
+        start = datetime(year, month, day, tzinfo=UTC)
+        return _ms(start - DAY_SLACK), _ms(start + timedelta(days=1) + DAY_SLACK)
+    if month:
+        next_month = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+        return _ms(datetime(year, month, 1, tzinfo=UTC)), _ms(next_month)
+    return _ms(datetime(year, 1, 1, tzinfo=UTC)), _ms(datetime(year + 1, 1, 1, tzinfo=UTC))
 
 
 def _ms(moment: datetime) -> int:

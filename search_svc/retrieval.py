@@ -340,10 +340,9 @@ class Retrieval:
         fused = fuse([(ref_key(r.ref), r.score) for r in lexical.hits],
                      [(ref_key(r.ref), d) for r, d in zip(semantic.rows, semantic.distances, strict=True)],
                      self.fusion, lexical_depth=depth)
-        fused = with_context(fused, {key: (row.project, row.created_at_epoch) for key, row in by_key.items()},
-                             self.fusion)
-        fused = with_period_bonus(fused, {key: row.created_at_epoch for key, row in by_key.items()},
-                                  named_periods(ask.query), self.fusion)
+        placement = {key: (row.project, row.created_at_epoch) for key, row in by_key.items()}
+        fused = with_context(fused, placement, self.fusion)
+        fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
         fused = above_floor(fused, floor, unjudged=_not_yet_embedded(lexical, semantic))
         rows = []
         for item in fused:

@@ -64,14 +64,15 @@ def test_december_ends_at_the_new_year():
 
 def test_candidates_written_in_a_named_period_gain_the_bonus():
     fused = fuse([("old", 3.0), ("dated", 1.0)], [], FusionParams(method="zscore"), lexical_depth=10)
-    epochs = {"old": ms(2024, 1, 5), "dated": ms(2024, 2, 14, 9)}
-    ranked = with_period_bonus(fused, epochs, named_periods("on 14 February, 2024"), FusionParams(period_bonus=4.0))
+    placement = {"old": ("p", ms(2024, 1, 5)), "dated": ("p", ms(2024, 2, 14, 9))}
+    ranked = with_period_bonus(fused, placement, named_periods("on 14 February, 2024"),
+                               FusionParams(period_bonus=4.0))
     assert [f.key for f in ranked] == ["dated", "old"]
     assert ranked[0].score == pytest.approx(next(f.score for f in fused if f.key == "dated") + 4.0)
 
 
 def test_no_named_period_or_no_bonus_leaves_the_ranking_alone():
     fused = fuse([("a", 3.0), ("b", 1.0)], [], FusionParams(method="zscore"))
-    epochs = {"a": ms(2024, 1, 5), "b": ms(2024, 2, 14)}
-    assert with_period_bonus(fused, epochs, [], FusionParams(period_bonus=4.0)) == fused
-    assert with_period_bonus(fused, epochs, [Period(2024, 2, 14)], FusionParams(period_bonus=0.0)) == fused
+    placement = {"a": ("p", ms(2024, 1, 5)), "b": ("p", ms(2024, 2, 14))}
+    assert with_period_bonus(fused, placement, [], FusionParams(period_bonus=4.0)) == fused
+    assert with_period_bonus(fused, placement, [Period(2024, 2, 14)], FusionParams(period_bonus=0.0)) == fused
