@@ -20,7 +20,7 @@ The three columns come from the same stack in the same run:
 
     .venv/bin/python bench/locomo.py                 # real embedder (settings default, minilm-int8)
     .venv/bin/python bench/locomo.py --no-cv --catchup 0   # the three columns only
-    .venv/bin/python bench/locomo.py --convs conv-30 --embedder hash
+    .venv/bin/python bench/locomo.py --convs SAMPLE_ID --embedder hash   # one conversation (its id in the data)
     .venv/bin/python bench/locomo.py --no-cv --catchup 0 --store-backend postgres   # store on PostgreSQL
 
 Skips cleanly (exit 0) when ../shared/data/locomo is absent.
@@ -105,7 +105,7 @@ def _locate(dev, conv_index: int, qa_index: int, question: str) -> tuple[str, in
 
 
 def session_epoch(text: str) -> int:
-    """'1:56 pm on 8 May, 2023' -> epoch ms (UTC)."""
+    """A session's date as the data writes it ('4:10 pm on 12 March, 2021') -> epoch ms (UTC)."""
     moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 

@@ -12,7 +12,7 @@ from tests.conftest import LOCOMO_DIR, REPO_ROOT
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma, pytest.mark.slow]
 
-SAMPLE, SESSIONS = "conv-30", 3
+SAMPLE, SESSIONS = 1, 3  # the data file's second conversation, its first three sessions
 
 
 def load_bench():
@@ -28,7 +28,7 @@ def test_hybrid_search_finds_evidence_for_locomo_questions(settings):
     bench = load_bench()
     dev = bench.load_dev(LOCOMO_DIR)
     corrections, _ = bench.audit_corrections(dev, LOCOMO_DIR)
-    conv = next(c for c in dev if c["sample_id"] == SAMPLE)
+    conv = dev[SAMPLE]
     stack = bench.Stack(settings.embedder, settings=settings)
     try:
         results, questions, _ = bench.run(stack, [conv], corrections, max_sessions=SESSIONS)
