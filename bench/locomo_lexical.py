@@ -376,13 +376,18 @@ def main(argv=None) -> int:
         print(f"  {name}: {time.monotonic() - started:.0f}s", flush=True)
 
     register(args.levers.split(","), run, index, docs, qs, lists, epoch)
-    columns = ("lexR@5", "in+fl", "CV", "CV+fl", "R@1", "MRR", "none")
-    print(f"\n{'lever':<40} " + " ".join(f"{c:>6}" for c in columns) + "  chosen")
-    for o in outcomes:
-        print(f"{o.name:<40} {o.lexical_r5:6.3f} {o.in_sample:6.3f} {o.cv:6.3f} {o.cv_floor:6.3f} {o.r1_cv:6.3f} "
+    print_outcomes("lexR@5", [(o.lexical_r5, o) for o in outcomes], width=40)
+    return 0
+
+
+def print_outcomes(leg: str, rows: Sequence[tuple[float, Outcome]], width: int) -> None:
+    """The levers' table: each row's one-leg recall@5 (column `leg`), then the CV figures."""
+    columns = (leg, "in+fl", "CV", "CV+fl", "R@1", "MRR", "none")
+    print(f"\n{'lever':<{width}} " + " ".join(f"{c:>6}" for c in columns) + "  chosen")
+    for leg_r5, o in rows:
+        print(f"{o.name:<{width}} {leg_r5:6.3f} {o.in_sample:6.3f} {o.cv:6.3f} {o.cv_floor:6.3f} {o.r1_cv:6.3f} "
               f"{o.mrr_cv:6.3f} {o.nothing_cv:6.3f}  {o.chosen}")
     print(f"load average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    return 0
 
 
 def lists_lookup(lists: dict, qs: list, text: str, project: str) -> LexList:

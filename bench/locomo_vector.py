@@ -20,7 +20,6 @@ number chosen per fold), bare-sentences (sentences without the opening words), c
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import time
@@ -154,30 +153,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         vectors.add_sentences(0)
         run("+ bare sentences", {0: cases(0)})
     if "sentences" in levers:
+        per_setting = {}
         for n in OPENING_WORDS:
             count = vectors.add_sentences(n)
-            run(f"+ sentences after {n} opening words ({count})", {n: cases(n)})
-        run("+ sentences, opening words per fold", {n: cases(n) for n in OPENING_WORDS})
+            per_setting[n] = cases(n)
+            run(f"+ sentences after {n} opening words ({count})", {n: per_setting[n]})
+        run("+ sentences, opening words per fold", per_setting)
     if "content-query" in levers:
         content = {text: embedder.embed([content_words(text)])[0] for text in questions}
         averaged = {text: _unit(questions[text] + content[text]) for text in questions}
         run("query: content words", {None: cases(None, content.__getitem__)})
         run("query: question and content words", {None: cases(None, averaged.__getitem__)})
-    _print(rows)
+    locomo_lexical.print_outcomes("vecR@5", rows, width=48)
     return 0
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / max(float(np.linalg.norm(vector)), 1e-12)
-
-
-def _print(rows: list[tuple[float, locomo_lexical.Outcome]]) -> None:
-    columns = ("vecR@5", "in+fl", "CV", "CV+fl", "R@1", "MRR", "none")
-    print(f"\n{'lever':<48} " + " ".join(f"{c:>6}" for c in columns) + "  chosen")
-    for vec_r5, o in rows:
-        print(f"{o.name:<48} {vec_r5:6.3f} {o.in_sample:6.3f} {o.cv:6.3f} {o.cv_floor:6.3f} {o.r1_cv:6.3f} "
-              f"{o.mrr_cv:6.3f} {o.nothing_cv:6.3f}  {o.chosen}")
-    print(f"load average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
 if __name__ == "__main__":
