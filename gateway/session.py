@@ -111,10 +111,11 @@ class Session:
         if "id" not in message:
             self._notified(method, params)
             return
-        key = _key(message["id"])
-        task = asyncio.ensure_future(self._answer(message["id"], method, params))
+        request_id = message["id"]
+        key = _key(request_id)
+        task = asyncio.ensure_future(self._answer(request_id, method, params))
         self.running[key] = task
-        task.add_done_callback(lambda _: self.running.pop(key, None))
+        task.add_done_callback(lambda done: self._finished(key, request_id, done))
 
     def _refuse(self, verdict: Verdict) -> None:
         log_verdict(verdict)
@@ -131,16 +132,19 @@ class Session:
         # initialized, progress, roots/list_changed and the rest need nothing from this server
 
     # -- requests ------------------------------------------------------------------------
+    def _finished(self, key: RequestKey, request_id: Any, task: asyncio.Task[None]) -> None:
+        """A cancelled request is answered here, not in _answer: a task cancelled before its
+        first step never runs its own except clause, and it still owes the client a reply."""
+        self.running.pop(key, None)
+        by_client = key in self.cancelled
+        self.cancelled.discard(key)
+        # A request the client cancelled gets no reply, as the MCP spec says; any other owes one.
+        if task.cancelled() and not by_client:
+            self._error(request_id, -32000, CLOSED_MESSAGE)
+
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any] | None) -> None:
-        key = _key(request_id)
         try:
             result = await self._result(method, params or {})
-        except asyncio.CancelledError:
-            if key in self.cancelled:  # the client cancelled it: no reply, as the MCP spec says
-                self.cancelled.discard(key)
-            else:
-                self._error(request_id, -32000, CLOSED_MESSAGE)
-            raise
         except _Refused as refused:
             self._error(request_id, refused.code, refused.message, refused.data)
             return

@@ -1,0 +1,68 @@
+"""At EOF every request still running is answered once, even one whose task never took a step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from gateway.session import CLOSED_MESSAGE, Session
+
+pytestmark = pytest.mark.unit
+
+
+class _NeverAnswers:
+    """A gateway whose tool calls run until cancelled: the client leaves while they are in flight."""
+
+    async def call_tool(self, name, arguments, progress):
+        await asyncio.Event().wait()
+
+
+def _call(request_id) -> bytes:
+    frame = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+             "params": {"name": "search", "arguments": {"query": "deploy"}}}
+    return json.dumps(frame).encode()
+
+
+def _sent(session: Session) -> list[dict]:
+    frames = []
+    while not session.outbox.empty():
+        frames.append(json.loads(session.outbox.get()))
+    return frames
+
+
+def _session() -> Session:
+    handover = SimpleNamespace(answers=None, version="2025-06-18")
+    return Session(_NeverAnswers(), handover)  # type: ignore[arg-type]
+
+
+def test_requests_read_with_the_eof_in_one_batch_each_get_the_closed_error():
+    async def scenario() -> Session:
+        session = _session()
+        session._receive(_call("started"))
+        await asyncio.sleep(0)  # this one reaches its tool call
+        for n in range(3):      # these arrive with the EOF: cancelled before their first step
+            session._receive(_call(f"late-{n}"))
+        await session._stop_running()
+        return session
+
+    frames = _sent(asyncio.run(scenario()))
+    assert sorted(frame["id"] for frame in frames) == ["late-0", "late-1", "late-2", "started"]
+    assert all(frame["error"] == {"code": -32000, "message": CLOSED_MESSAGE} for frame in frames)
+
+
+def test_a_request_the_client_cancels_gets_no_reply_even_before_its_first_step():
+    async def scenario() -> Session:
+        session = _session()
+        session._receive(_call(7))
+        session._receive(_call(8))
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        session._receive(json.dumps(cancel).encode())
+        await session._stop_running()
+        return session
+
+    session = asyncio.run(scenario())
+    assert [frame["id"] for frame in _sent(session)] == [8]
+    assert not session.cancelled and not session.running
