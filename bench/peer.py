@@ -11,6 +11,10 @@ asked the same queries, interleaved, over raw JSON-RPC on their stdio (no client
 either side). Prints the table with ratios and the load average. Not part of `make test`.
 
     .venv/bin/python bench/peer.py [--observations 10000] [--embedder minilm-int8|hash]
+
+mnemo runs with `vector_idle_release_s` at --idle-release (default 30 s, the product's default
+is 600): after the searches the bench waits until vector_svc has let its model go, measures
+the idle RSS again and times the first search after it (the model's reload).
 """
 
 from __future__ import annotations
@@ -195,14 +199,15 @@ def timed_run(argv: list[str], payload: dict, env: dict[str, str], cwd: Path) ->
 
 
 class Mnemo:
-    def __init__(self, root: Path, embedder: str):
+    def __init__(self, root: Path, embedder: str, idle_release_s: float):
         from mnemo.config import load_settings, with_overrides
 
         self.home = root / "mnemo-home"
         self.settings = with_overrides(load_settings({"home": str(self.home)}, environ={}), embedder=embedder,
-                                       log_level="warning")
+                                       log_level="warning", vector_idle_release_s=idle_release_s)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
-        self.env.update(MNEMO_HOME=str(self.home), MNEMO_EMBEDDER=embedder, MNEMO_LOG_LEVEL="warning")
+        self.env.update(MNEMO_HOME=str(self.home), MNEMO_EMBEDDER=embedder, MNEMO_LOG_LEVEL="warning",
+                        MNEMO_VECTOR_IDLE_RELEASE_S=str(idle_release_s))
 
     def up(self) -> None:
         from mnemo.config import ensure_private_dirs
@@ -233,6 +238,22 @@ class Mnemo:
                 return time.perf_counter() - started
             time.sleep(1.0)
         raise RuntimeError(f"vector lag did not reach 0 within {timeout_s:.0f} s")
+
+    def wait_model_released(self, timeout_s: float) -> float:
+        """Seconds until vector_svc reports its model let go (Status.model_loaded false)."""
+        from mnemo.grpc_client import connect
+        from mnemo.v1 import vector_pb2, vector_pb2_grpc
+
+        client = connect(self.settings, "vector", vector_pb2_grpc.VectorServiceStub)
+        started = time.perf_counter()
+        try:
+            while client.stub.Status(vector_pb2.VectorStatusRequest(), timeout=10).model_loaded:
+                if time.perf_counter() - started > timeout_s:
+                    raise RuntimeError(f"vector_svc kept its model for {timeout_s:.0f} s")
+                time.sleep(0.5)
+        finally:
+            client.close()
+        return time.perf_counter() - started
 
     def vector_off(self) -> None:
         """From now on the stack runs without vector_svc (`vector = "off"`: full-text search only)."""
@@ -347,6 +368,8 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
         cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
         rows.append(("idle RSS of the whole stack after the searches", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB",
                      ratio(mn_rss, cm_rss)))
+        if opts.embedder != "hash":  # the hash embedder has no model to let go
+            rows += released_rows(cm, mn, mn_peer, opts)
     finally:
         cm_peer.close()
         mn_peer.close()
@@ -356,6 +379,19 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
         c, m = statistics.median(theirs_h), statistics.median(ours_h)
         rows.append((f"hook {name} p50", f"{c:.0f} ms", f"{m:.0f} ms", ratio(m, c)))
     return rows
+
+
+def released_rows(cm: ClaudeMem, mn: Mnemo, mn_peer: StdioPeer,
+                  opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
+    """Idle RSS once vector_svc has let its model go, and the first search after that."""
+    waited = mn.wait_model_released(opts.idle_release * 3 + 60)
+    cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
+    started = time.perf_counter()
+    mn_peer.call("search", {"query": "a question nobody asked before the pause", "limit": 20})
+    reload_ms = (time.perf_counter() - started) * 1000
+    return [(f"idle RSS once the model is let go ({opts.idle_release:g} s unused; {waited:.0f} s after the searches)",
+             f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB", ratio(mn_rss, cm_rss)),
+            ("MCP search right after that (loads the model again)", "-", f"{reload_ms:.0f} ms", "-")]
 
 
 def fulltext_rows(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
@@ -387,6 +423,8 @@ def main() -> int:
     parser.add_argument("--hook-runs", type=int, default=5)
     parser.add_argument("--embedder", default="minilm-int8", help="mnemo's embedder (hash: no model)")
     parser.add_argument("--index-timeout", type=float, default=3600)
+    parser.add_argument("--idle-release", type=float, default=30.0,
+                        help="mnemo's vector_idle_release_s for this run (seconds)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
     opts = parser.parse_args()
     if not (shutil.which("npm") and shutil.which("node")):
@@ -396,7 +434,7 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="mnemo-peer-"))
     stub = llm_stub()
     cm = ClaudeMem(root, f"http://127.0.0.1:{stub.server_address[1]}")
-    mn = Mnemo(root, opts.embedder)
+    mn = Mnemo(root, opts.embedder, opts.idle_release)
     try:
         print(f"installing bun and {CLAUDE_MEM} into {root} ...", flush=True)
         cm.install()

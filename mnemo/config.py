@@ -55,6 +55,9 @@ class Settings:
     """Embedding model: minilm-int8 (onnxruntime, fast), minilm-fp32 (numpy, exact), hash (tests)."""
     vector: str = "on"
     """on: vector_svc runs and search is hybrid; off: full-text search only (no vector_svc, no model in memory)."""
+    vector_idle_release_s: float = 600.0
+    """vector_svc lets its embedding model (about 100 MiB) go after this many seconds without
+    embedding anything; the next query or new record loads it again (about 0.3 s). 0 = keep it."""
     embed_delay_ms: int = 0
     """Fault injection for tests: extra delay per embedding batch."""
     vector_poll_ms: int = 500

@@ -32,7 +32,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from mnemo.errors import FailedPrecondition, InvalidArgument
-from vector_svc.memory import HeapTrimmer
+from vector_svc.memory import HeapTrimmer, IdleModel
 
 DIMENSION = 384
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
@@ -40,13 +40,15 @@ ONNX_BATCH = 16  # measured: small ONNX batches beat large ones on 2 cores (cach
 
 
 class Embedder:
-    """Base class: batching, the fault-injection delay and call counters live here."""
+    """Base class: batching, the fault-injection delay and call counters live here.
+    `release_after_s`: a model-backed embedder lets its model go after that long unused
+    (0: never; see vector_svc.memory.IdleModel); the hash embedder has no model to let go."""
 
     key: str = ""  # the settings value that selects it
     model: str = ""  # recorded with every collection built by it
     dimension: int = DIMENSION
 
-    def __init__(self, delay_ms: int = 0):
+    def __init__(self, delay_ms: int = 0, release_after_s: float = 0.0):
         self.delay_s = max(0, delay_ms) / 1000.0
         self.calls = 0  # embed() calls, for tests and benchmarks
         self.texts_embedded = 0
@@ -62,6 +64,11 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self._embed(list(texts))
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether the model is in memory now (a model-free embedder always is)."""
+        return True
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Character (start, end) of each model token of `text`, special tokens excluded."""
@@ -145,8 +152,8 @@ def minilm_int8_model_path() -> Path:
 class _MiniLMBase(Embedder):
     """Tokenisation (truncated at 256, dynamic padding, batches sorted by length) and pooling."""
 
-    def __init__(self, delay_ms: int = 0):
-        super().__init__(delay_ms)
+    def __init__(self, delay_ms: int = 0, release_after_s: float = 0.0):
+        super().__init__(delay_ms, release_after_s)
         from tokenizers import Tokenizer
 
         path = minilm_tokenizer_path()
@@ -157,12 +164,21 @@ class _MiniLMBase(Embedder):
         self._span_tokenizer = Tokenizer.from_file(str(path))
         self._span_tokenizer.no_truncation()
         self._span_tokenizer.no_padding()
+        self.model_memory: IdleModel[Any] = IdleModel(self._load_model, release_after_s)
+
+    @property
+    def model_loaded(self) -> bool:
+        return self.model_memory.loaded
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         encoding = self._span_tokenizer.encode(text, add_special_tokens=False)
         return [(start, end) for start, end in encoding.offsets]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        with self.model_memory.use() as model:
+            return self._embed_with(model, texts)
+
+    def _embed_with(self, model: Any, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -175,12 +191,15 @@ class _MiniLMBase(Embedder):
                 tokens = encodings[i].ids
                 ids[r, : len(tokens)] = tokens
                 mask[r, : len(tokens)] = 1
-            hidden = self._forward(ids, mask)
+            hidden = self._forward(model, ids, mask)
             summed = (hidden * mask[:, :, None]).sum(axis=1)
             out[rows] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return _normalise(out)
 
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _load_model(self) -> Any:
+        raise NotImplementedError
+
+    def _forward(self, model: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
 
@@ -188,12 +207,15 @@ class MiniLMInt8Embedder(_MiniLMBase):
     key = "minilm-int8"
     model = "all-MiniLM-L6-v2-onnx-int8"
 
-    def __init__(self, delay_ms: int = 0, threads: int = 2):
-        super().__init__(delay_ms)
+    def __init__(self, delay_ms: int = 0, release_after_s: float = 0.0, threads: int = 2):
+        self.threads = threads
+        super().__init__(delay_ms, release_after_s)
+
+    def _load_model(self) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only
@@ -205,14 +227,13 @@ class MiniLMInt8Embedder(_MiniLMBase):
         # its own width. Throughput measured the same either way (docs/performance.md).
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
-        self._session = ort.InferenceSession(
-            str(minilm_int8_model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        session = ort.InferenceSession(str(minilm_int8_model_path()), options, providers=["CPUExecutionProvider"])
         HeapTrimmer().now()  # loading parses the whole model file: give that transient memory back
+        return session
 
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _forward(self, model: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        return self._session.run(None, feeds)[0]
+        return model.run(None, feeds)[0]
 
 
 # -- MiniLM (exact fp32, numpy) ---------------------------------------------------------------------
@@ -256,23 +277,23 @@ class MiniLMFp32Embedder(_MiniLMBase):
     model = "all-MiniLM-L6-v2"
     LAYERS, HEADS = 6, 12
 
-    def __init__(self, delay_ms: int = 0):
-        super().__init__(delay_ms)
+    def _load_model(self) -> dict[str, np.ndarray]:
         weights = read_safetensors(minilm_fp32_dir() / "model.safetensors")
         # Linear weights are stored (out, in); keep them transposed and contiguous so every
         # projection is one 2-D BLAS call (a stacked matmul on a transposed view is ~50x slower).
-        self._w = {
+        return {
             k: np.ascontiguousarray(v.T if k.endswith(".weight") and "encoder." in k and v.ndim == 2 else v,
                                     dtype=np.float32)
             for k, v in weights.items()
         }
 
-    def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
-        flat = x.reshape(-1, x.shape[-1]) @ self._w[f"{name}.weight"] + self._w[f"{name}.bias"]
+    @staticmethod
+    def _linear(w: dict[str, np.ndarray], x: np.ndarray, name: str) -> np.ndarray:
+        flat = x.reshape(-1, x.shape[-1]) @ w[f"{name}.weight"] + w[f"{name}.bias"]
         return flat.reshape(*x.shape[:-1], -1)
 
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        w = self._w
+    def _forward(self, model: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        w: dict[str, np.ndarray] = model
         batch, width = ids.shape
         x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:width]
              + w["embeddings.token_type_embeddings.weight"][0])
@@ -285,19 +306,19 @@ class MiniLMFp32Embedder(_MiniLMBase):
             def heads(t: np.ndarray) -> np.ndarray:
                 return t.reshape(batch, width, self.HEADS, head_dim).transpose(0, 2, 1, 3)
 
-            q = heads(self._linear(x, f"{p}.attention.self.query"))
-            k = heads(self._linear(x, f"{p}.attention.self.key"))
-            v = heads(self._linear(x, f"{p}.attention.self.value"))
+            q = heads(self._linear(w, x, f"{p}.attention.self.query"))
+            k = heads(self._linear(w, x, f"{p}.attention.self.key"))
+            v = heads(self._linear(w, x, f"{p}.attention.self.value"))
             scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_dim) + blocked
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             context = (scores / scores.sum(axis=-1, keepdims=True)) @ v
             context = context.transpose(0, 2, 1, 3).reshape(batch, width, -1)
-            attended = self._linear(context, f"{p}.attention.output.dense")
+            attended = self._linear(w, context, f"{p}.attention.output.dense")
             x = _layer_norm(attended + x, w[f"{p}.attention.output.LayerNorm.weight"],
                             w[f"{p}.attention.output.LayerNorm.bias"])
-            hidden = self._linear(x, f"{p}.intermediate.dense")
+            hidden = self._linear(w, x, f"{p}.intermediate.dense")
             hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.sqrt(2.0)))
-            out = self._linear(hidden, f"{p}.output.dense")
+            out = self._linear(w, hidden, f"{p}.output.dense")
             x = _layer_norm(out + x, w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"])
         return x
 
@@ -321,12 +342,15 @@ EMBEDDERS: dict[str, Callable[..., Embedder]] = {
 }
 
 
-def make_embedder(name: str, delay_ms: int = 0) -> Embedder:
+def make_embedder(name: str, delay_ms: int = 0, release_after_s: float = 0.0) -> Embedder:
     """The embedder a settings value names; refuses unknown names with the valid choices."""
     factory = EMBEDDERS.get(name)
     if factory is None:
         raise InvalidArgument("embedder", f"must be one of {', '.join(sorted(EMBEDDERS))}, got {name!r}")
-    return factory(delay_ms=delay_ms)
+    if release_after_s < 0:
+        raise InvalidArgument("vector_idle_release_s", f"must be 0 (keep the model loaded) or more seconds, "
+                                                       f"got {release_after_s:g}")
+    return factory(delay_ms=delay_ms, release_after_s=release_after_s)
 
 
 @register_embedding_function

@@ -121,6 +121,7 @@ class Follower:
             dimension=self.index.embedder.dimension,
             documents=documents,
             backend=self.index.backend,
+            model_loaded=self.index.embedder.model_loaded,
         )
 
     def _pump(self, collection: Collection, max_changes: int, stoppable: bool = True) -> int:

@@ -27,7 +27,7 @@ REINDEX_TIMEOUT_S = 6 * 3600.0  # a rebuild embeds the whole store; it may take 
 
 def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], None]]:
     """Build the index, start serving, start following the store. Returns (handle, on_stop)."""
-    embedder = make_embedder(settings.embedder, settings.embed_delay_ms)
+    embedder = make_embedder(settings.embedder, settings.embed_delay_ms, settings.vector_idle_release_s)
     connection = ChromaConnection(settings)
     index = VectorIndex(connection, embedder)
     store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)

@@ -48,7 +48,7 @@ class VectorStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class VectorStatusResponse(_message.Message):
-    __slots__ = ("watermark", "head_seq", "lag", "model", "dimension", "documents", "backend")
+    __slots__ = ("watermark", "head_seq", "lag", "model", "dimension", "documents", "backend", "model_loaded")
     WATERMARK_FIELD_NUMBER: _ClassVar[int]
     HEAD_SEQ_FIELD_NUMBER: _ClassVar[int]
     LAG_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,7 @@ class VectorStatusResponse(_message.Message):
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
+    MODEL_LOADED_FIELD_NUMBER: _ClassVar[int]
     watermark: int
     head_seq: int
     lag: int
@@ -63,7 +64,8 @@ class VectorStatusResponse(_message.Message):
     dimension: int
     documents: int
     backend: str
-    def __init__(self, watermark: _Optional[int] = ..., head_seq: _Optional[int] = ..., lag: _Optional[int] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., documents: _Optional[int] = ..., backend: _Optional[str] = ...) -> None: ...
+    model_loaded: bool
+    def __init__(self, watermark: _Optional[int] = ..., head_seq: _Optional[int] = ..., lag: _Optional[int] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., documents: _Optional[int] = ..., backend: _Optional[str] = ..., model_loaded: _Optional[bool] = ...) -> None: ...
 
 class VectorSyncRequest(_message.Message):
     __slots__ = ("max_changes",)

@@ -253,6 +253,25 @@ def test_a_model_change_can_be_reindexed_by_hand(settings, store_stub, capsys):
         vector.stop()
 
 
+def test_an_idle_model_is_let_go_and_the_next_query_loads_it_again(settings, store_stub):
+    ids = add_observations(store_stub, "alpha", [{"narrative": "the sqlite database was locked during the migration"},
+                                                 {"narrative": "bananas are a yellow fruit"}])
+    idle = with_overrides(settings, embedder="minilm-int8", vector_idle_release_s=2.0, vector_poll_ms=50)
+    vector = VectorProcess(idle)
+    try:
+        assert wait_caught_up(vector.stub, 60).model_loaded
+        assert query(vector.stub, "database locked")[0] == (OBS, ids[0])
+
+        def status():
+            return vector.stub.Status(vector_pb2.VectorStatusRequest())
+
+        wait_for(lambda: not status().model_loaded, 60, "the idle model let go")
+        assert query(vector.stub, "a locked sqlite database")[0] == (OBS, ids[0])  # a new text: embedded
+        assert status().model_loaded
+    finally:
+        vector.stop()
+
+
 def test_reindex_says_what_to_do_when_vector_svc_is_not_running(settings):
     with pytest.raises(Unavailable) as err:
         run_reindex(settings, None)

@@ -110,7 +110,8 @@ def test_heap_trimmer_trims_after_every_indexing_batch_and_rate_limits_queries(i
 
 def test_int8_session_keeps_no_memory_arena_and_embeds_as_before():
     embedder = MiniLMInt8Embedder()
-    options = embedder._session.get_session_options()
+    with embedder.model_memory.use() as session:
+        options = session.get_session_options()
     assert not options.enable_cpu_mem_arena and not options.enable_mem_pattern
     short, wide = embedder.embed(["database lock", "a much longer sentence about the database lock error " * 8])
     again = embedder.embed(["database lock"])[0]
