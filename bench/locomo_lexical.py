@@ -14,7 +14,8 @@ variant's own parameter is chosen inside each fold, with the fusion parameters a
 Levers: base (the store's query, checked against the store's own lists), context (a second,
 low-weight FTS5 column holding the neighbouring turns of the same session), prf (RM3-like
 pseudo-relevance feedback), stop (more question words dropped), dated-list (the store also
-asked for the query's matches written on a date the question names). Every lever's fusion grid
+asked for the query's matches written on a date the question names), pairs (rows holding
+adjacent query words near each other gain their bm25). Every lever's fusion grid
 includes the named-date bonus (search_svc.periods) on and off.
 """
 
@@ -135,6 +136,26 @@ def own_context_list(index: Index, text: str, project: str, setting: float, dept
         return []
     own = {d for d, _ in index.search("{body} : (" + expression + ")", project, (1.0, 0.0), 1 << 30)}
     return [(d, s) for d, s in index.search(expression, project, (1.0, setting), 1 << 30) if d in own][:depth]
+
+
+def pairs_list(index: Index, text: str, project: str, setting: tuple[int, float]) -> LexList:
+    """Proximity: the shipped list (own matches, 3 earlier records as context at 0.3), plus w x
+    the bm25 of the rows holding adjacent content words of the query within `near` tokens of
+    each other (0: as a phrase)."""
+    near, weight = setting
+    base = own_context_list(index, text, project, 0.3)
+    words = [t.words[0] for t in parse(text).terms if len(t.words) == 1]
+    pairs = [(a, b) for a, b in zip(words, words[1:], strict=False) if a.lower() != b.lower()]
+    if not weight or not pairs:
+        return base
+    if near:
+        expression = " OR ".join(f"NEAR({quoted([a])} {quoted([b])}, {near})" for a, b in pairs)
+    else:
+        expression = " OR ".join(quoted([f"{a} {b}"]) or "" for a, b in pairs)
+    merged = dict(base)
+    for dia, score in index.search("{body} : (" + expression + ")", project, (1.0, 0.0), 1 << 30):
+        merged[dia] = merged.get(dia, 0.0) + weight * score
+    return sorted(merged.items(), key=lambda kv: -kv[1])[:DEPTH]
 
 
 _EXTRA_STOP_TEXT = ("kind type many much likely would might describe recently like say said way sort thing things "
@@ -308,7 +329,8 @@ def dated_list(index: Index, text: str, project: str, scoped: bool, epoch: Calla
     return sorted(merged.items(), key=lambda item: -item[1])
 
 
-LEVERS = ("base", "context", "own-context", "own-context-nested", "neighbours", "stop", "prf", "dated-list")
+LEVERS = ("base", "context", "own-context", "own-context-nested", "neighbours", "stop", "prf", "dated-list",
+          "pairs")
 
 
 def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc], qs: list, lists: dict,
@@ -320,6 +342,20 @@ def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc]
     if "base" in levers:
         run("base (store's lists)", [0], lambda text, project, s: lists_lookup(lists, qs, text, project))
         run("base (scratch index)", [0], plain)
+    register_context(levers, run, docs, epoch)
+    if "neighbours" in levers:
+        run("neighbours' bm25 at fusion time", [0.0, 0.1, 0.2, 0.3, 0.5], plain,
+            lambda s, cases: NeighbourCV(cases, epoch, s))
+    if "stop" in levers:
+        run("extra question stop-words", [0.0, 1.0], lambda text, project, s: stop_list(index, text, project, s))
+    if "prf" in levers:
+        # lexical-only recall@5 fell for every k 3/5/10 x m 5/10/20 x w 0.1/0.3/0.5 (0.514-0.600, base 0.599)
+        settings = [(3, 5, 0.1), (5, 20, 0.1), (3, 5, 0.3), (1, 1, 0)]
+        run("RM3 feedback", settings, lambda text, project, s: prf_list(index, text, project, s))
+
+
+def register_context(levers: Sequence[str], run: Callable, docs: list[Doc], epoch: Callable[[str, str], int]) -> None:
+    """The levers that index each turn with its neighbours (the context column)."""
     if "context" in levers:  # every row matching in its own words or its context's
         for before, after in ((2, 2), (2, 0), (4, 0)):
             ctx_index = Index(docs, before, after)
@@ -334,15 +370,11 @@ def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc]
         indexes = {before: Index(docs, before, 0) for before in (2, 3, 4)}
         run("own matches, context 2-4 before (nested)", [(b, w) for b in (2, 3, 4) for w in (0.2, 0.3, 0.5)],
             lambda text, project, s: own_context_list(indexes[s[0]], text, project, s[1]))
-    if "neighbours" in levers:
-        run("neighbours' bm25 at fusion time", [0.0, 0.1, 0.2, 0.3, 0.5], plain,
-            lambda s, cases: NeighbourCV(cases, epoch, s))
-    if "stop" in levers:
-        run("extra question stop-words", [0.0, 1.0], lambda text, project, s: stop_list(index, text, project, s))
-    if "prf" in levers:
-        # lexical-only recall@5 fell for every k 3/5/10 x m 5/10/20 x w 0.1/0.3/0.5 (0.514-0.600, base 0.599)
-        settings = [(3, 5, 0.1), (5, 20, 0.1), (3, 5, 0.3), (1, 1, 0)]
-        run("RM3 feedback", settings, lambda text, project, s: prf_list(index, text, project, s))
+    if "pairs" in levers:  # proximity of adjacent query words, on top of the shipped context words
+        ctx_index = Index(docs, 3, 0)
+        for near in (0, 2, 5):
+            run(f"adjacent query words, near {near}", [(near, w) for w in (0.0, 0.3, 0.6, 1.0)],
+                lambda text, project, s, ix=ctx_index: pairs_list(ix, text, project, s))
     if "dated-list" in levers:  # the bonus is in every lever's grid (PERIOD_BONUSES); this adds candidates
         ctx_index = Index(docs, 3, 0)
         run("named dates: also the matches dated then", [False, True],
