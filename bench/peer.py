@@ -40,6 +40,7 @@ if str(REPO) not in sys.path:
 from bench.peer_corpus import generate_corpus, make_queries  # noqa: E402
 
 CLAUDE_MEM = "claude-mem@13.25.3"
+WARM_QUERIES = 5  # asked of both sides before the timed queries
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "peer-bench", "version": "0"}}}
 
@@ -106,22 +107,44 @@ def cold_start(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
     return elapsed, listed
 
 
-def rss_mib(marker: str) -> float:
-    """Summed RSS of every process whose command line or environment names `marker`."""
-    total_kib = 0
+def side_pids(marker: str) -> list[str]:
+    """Every process (but this one) whose command line or environment names `marker`."""
+    pids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         if int(pid) == os.getpid():
             continue
         try:
             seen = (Path(f"/proc/{pid}/cmdline").read_bytes() + Path(f"/proc/{pid}/environ").read_bytes())
-            if marker.encode() not in seen:
-                continue
+        except OSError:
+            continue
+        if marker.encode() in seen:
+            pids.append(pid)
+    return pids
+
+
+def rss_mib(marker: str) -> float:
+    """Summed RSS of the side's processes."""
+    total_kib = 0
+    for pid in side_pids(marker):
+        try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total_kib += int(line.split()[1])
         except OSError:
             continue
     return total_kib / 1024
+
+
+def cpu_s(marker: str) -> float:
+    """CPU seconds (user + system) the side's processes have used so far."""
+    ticks = 0
+    for pid in side_pids(marker):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime and stime: fields 14 and 15 of stat(5)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class _Refuse(http.server.BaseHTTPRequestHandler):
@@ -291,7 +314,7 @@ def search_rows(cm: StdioPeer, mn: StdioPeer, queries: list[str],
     calls = {"claude-mem search": (cm, "search", {"limit": 20}),
              **{f"mnemo {tool}": (mn, tool, {"limit": 20}) for tool in mnemo_tools}}
     times: dict[str, list[float]] = {name: [] for name in calls}
-    for q in queries[:5]:  # warm both sides alike
+    for q in queries[:WARM_QUERIES]:  # warm both sides alike
         for peer, tool, extra in calls.values():
             peer.call(tool, {"query": q, **extra})
     for i, q in enumerate(queries):
@@ -358,13 +381,20 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
     try:
         cm_peer.open()
         mn_peer.open()
+        cpu_before = cpu_s(str(cm.home)), cpu_s(str(mn.home))
         times = search_rows(cm_peer, mn_peer, make_queries(opts.queries))
+        cm_cpu, mn_cpu = (cpu_s(str(cm.home)) - cpu_before[0]), (cpu_s(str(mn.home)) - cpu_before[1])
         theirs = times["claude-mem search"]
         for name in ("mnemo search", "mnemo mem_search"):
             rows.append((f"MCP {name.split()[1]} p50 / p95 (hybrid), {opts.observations:,}",
                          f"{p(theirs, .5):.1f} / {p(theirs, .95):.1f} ms (full-text)",
                          f"{p(times[name], .5):.1f} / {p(times[name], .95):.1f} ms",
                          ratio(p(times[name], .5), p(theirs, .5))))
+        calls = {side: len(times[name]) + WARM_QUERIES for side, name in (("cm", "claude-mem search"),
+                                                                           ("mn", "mnemo search"))}
+        cm_ms, mn_ms = cm_cpu * 1000 / calls["cm"], mn_cpu * 1000 / (2 * calls["mn"])
+        rows.append(("CPU time per search, every process of the side (mnemo: search and mem_search)",
+                     f"{cm_ms:.1f} ms", f"{mn_ms:.1f} ms", ratio(mn_ms, cm_ms)))
         cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
         rows.append(("idle RSS of the whole stack after the searches", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB",
                      ratio(mn_rss, cm_rss)))
