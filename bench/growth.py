@@ -11,10 +11,11 @@ the same queries, over gRPC:
 - hybrid:  SearchService.Search (both legs, Hydrate, fusion, rendering; limit 20),
 each unfiltered and scoped to one of 8 projects, and recall@20 of hybrid and lexical on
 labelled queries ("<problem> in the <component>": relevant = every observation whose title
-names both). Prints p50/p95 per size, the growth factor per 10x, and vector_svc's RSS.
+names both). Prints p50/p95 per size, the growth factor per 10x, the CPU time each service
+process spends per hybrid search, and vector_svc's RSS.
 
     .venv/bin/python bench/growth.py                          # 10,000 and 100,000
-    .venv/bin/python bench/growth.py --sizes 1000000          # 1M (about an hour here)
+    .venv/bin/python bench/growth.py --sizes 1000000          # 1M (indexing alone: hours here)
     .venv/bin/python bench/growth.py --sizes 10000 --embedder minilm-int8
 """
 
@@ -81,6 +82,14 @@ class Processes:
                 return int(line.split()[1]) / 1024
         return 0.0
 
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds (user + system) each service process has used so far."""
+        out = {}
+        for name, proc in self.procs.items():
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+        return out
+
     def close(self) -> None:
         for client in (getattr(self, attr, None) for attr in ("store", "vector", "search")):
             if client is not None:
@@ -140,7 +149,12 @@ def latency(stack: Processes, project: bool) -> dict[str, list[float]]:
     calls = {"lexical": lexical, "vector": vector, "hybrid": hybrid}
     for fn in calls.values():
         timed(fn, items[:5], 1)  # warm-up: channels, caches
-    return {name: timed(fn, items, 2) for name, fn in calls.items()}
+    out = {name: timed(fn, items, 2) for name, fn in calls.items() if name != "hybrid"}
+    before = stack.cpu_s()
+    out["hybrid"] = timed(hybrid, items, 2)
+    after = stack.cpu_s()
+    out["hybrid_cpu_ms"] = [(after[name] - before[name]) * 1000 / len(out["hybrid"]) for name in SERVICES]
+    return out
 
 
 def recall(stack: Processes, labels: dict[tuple[str, str], list[int]]) -> dict[str, float]:
@@ -189,6 +203,10 @@ def report(results: list[dict], embedder: str) -> None:
             factor = pct(b[scope]["hybrid"], .5) / pct(a[scope]["hybrid"], .5)
             print(f"hybrid p50 ({scope}) {a['size']:,} -> {b['size']:,}: x{factor:.2f} for x{growth:.0f} records "
                   f"({'sub-linear' if factor < growth else 'NOT sub-linear'})")
+    for r in results:
+        for scope in ("all", "project"):
+            cpu = " / ".join(f"{ms:.1f}" for ms in r[scope]["hybrid_cpu_ms"])
+            print(f"{r['size']:,} {scope}: CPU per hybrid search in {' / '.join(SERVICES)}: {cpu} ms")
     for r in results:
         print(f"{r['size']:,}: filled in {r['fill_s']:.0f} s, indexed in {r['index_s']:.0f} s; vector_svc RSS "
               f"peak {r['peak_rss']:.0f} MiB while indexing, {r['idle_rss']:.0f} MiB after the queries")
