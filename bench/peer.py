@@ -390,9 +390,9 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
                          f"{p(theirs, .5):.1f} / {p(theirs, .95):.1f} ms (full-text)",
                          f"{p(times[name], .5):.1f} / {p(times[name], .95):.1f} ms",
                          ratio(p(times[name], .5), p(theirs, .5))))
-        calls = {side: len(times[name]) + WARM_QUERIES for side, name in (("cm", "claude-mem search"),
-                                                                           ("mn", "mnemo search"))}
-        cm_ms, mn_ms = cm_cpu * 1000 / calls["cm"], mn_cpu * 1000 / (2 * calls["mn"])
+        cm_calls = len(theirs) + WARM_QUERIES
+        mn_calls = len(times["mnemo search"]) + len(times["mnemo mem_search"]) + 2 * WARM_QUERIES
+        cm_ms, mn_ms = cm_cpu * 1000 / cm_calls, mn_cpu * 1000 / mn_calls
         rows.append(("CPU time per search, every process of the side (mnemo: search and mem_search)",
                      f"{cm_ms:.1f} ms", f"{mn_ms:.1f} ms", ratio(mn_ms, cm_ms)))
         cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
