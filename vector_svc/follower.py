@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from chromadb.api.models.Collection import Collection
 
-from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError
+from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
 from mnemo.v1 import store_pb2, vector_pb2
 from vector_svc.index import IndexDamaged, ModelMismatch, VectorIndex
@@ -100,14 +100,16 @@ class Follower:
 
     def status(self) -> vector_pb2.VectorStatusResponse:
         """Answers even while Chroma fails: the watermark is the collection's cached metadata, and
-        the document count the last one Chroma gave (the failure itself is in the log)."""
+        the document count the last one Chroma gave (the failure itself is in the log). Damage,
+        a collection gone while its directory is set aside, an unreachable Chroma server: all
+        are Unavailable."""
         try:
             watermark = self.index.watermark()
-        except IndexDamaged:
+        except Unavailable:
             watermark = 0  # the collection cannot even be opened: nothing is known to be indexed
         try:
             documents = self.index.count()
-        except IndexDamaged:
+        except Unavailable:
             documents = self.index.last_count
         try:
             head = self.store.stub.ReadChanges(store_pb2.ReadChangesRequest(after_seq=watermark, limit=1)).head_seq

@@ -14,7 +14,7 @@ from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_p
 from tests.conftest import start_service, wait_for
 from vector_svc.embedders import HashEmbedder
 from vector_svc.follower import Follower
-from vector_svc.index import ChromaConnection, VectorIndex
+from vector_svc.index import MAIN_COLLECTION, ChromaConnection, VectorIndex
 from vector_svc.main import run_reindex
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
@@ -120,6 +120,23 @@ def test_restarted_index_embeds_nothing_it_already_has(settings, store_server, s
         connection.close()
         assert (result.applied, result.documents, second_embedder.texts_embedded) == (0, 40, 0)
     finally:
+        store.close()
+
+
+def test_status_answers_while_the_collection_is_gone(settings, store_server, store_stub):
+    """As while a damaged directory is set aside: the index still holds the old collection's handle."""
+    add_observations(store_stub, "alpha", [{"narrative": "a collection deleted behind our back"}])
+    store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
+    connection = ChromaConnection(settings)
+    try:
+        follower = Follower(VectorIndex(connection, HashEmbedder()), store, 50)
+        follower.sync()
+        assert follower.status().documents == 1
+        connection.client().delete_collection(MAIN_COLLECTION)
+        status = follower.status()
+        assert (status.documents, status.head_seq) == (1, 1)  # the last count Chroma gave
+    finally:
+        connection.close()
         store.close()
 
 
