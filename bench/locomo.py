@@ -105,7 +105,8 @@ def _locate(dev, conv_index: int, qa_index: int, question: str) -> tuple[str, in
 
 
 def session_epoch(text: str) -> int:
-    """A session's date as the data writes it ('4:10 pm on 12 March, 2021') -> epoch ms (UTC)."""
+    """A session's date as the data writes it ("<hour>:<minute> <am|pm> on <day> <month name>, <year>")
+    -> epoch ms (UTC)."""
     moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 
