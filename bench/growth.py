@@ -36,6 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.search import COMPONENTS, PROBLEMS, PROJECTS, observation, pct, timed  # noqa: E402
+from bench.store import cpu_seconds  # noqa: E402
 from mnemo.config import ensure_private_dirs, load_settings  # noqa: E402
 from mnemo.grpc_client import check_health, connect  # noqa: E402
 from mnemo.v1 import (  # noqa: E402
@@ -84,11 +85,7 @@ class Processes:
 
     def cpu_s(self) -> dict[str, float]:
         """CPU seconds (user + system) each service process has used so far."""
-        out = {}
-        for name, proc in self.procs.items():
-            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            out[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-        return out
+        return {name: cpu_seconds(proc.pid) for name, proc in self.procs.items()}
 
     def close(self) -> None:
         for client in (getattr(self, attr, None) for attr in ("store", "vector", "search")):

@@ -38,6 +38,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.peer_corpus import generate_corpus, make_queries  # noqa: E402
+from bench.store import cpu_seconds  # noqa: E402
 
 CLAUDE_MEM = "claude-mem@13.25.3"
 WARM_QUERIES = 5  # asked of both sides before the timed queries
@@ -137,14 +138,13 @@ def rss_mib(marker: str) -> float:
 
 def cpu_s(marker: str) -> float:
     """CPU seconds (user + system) the side's processes have used so far."""
-    ticks = 0
+    total = 0.0
     for pid in side_pids(marker):
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            total += cpu_seconds(int(pid))
+        except OSError:  # it exited meanwhile
             continue
-        ticks += int(fields[11]) + int(fields[12])  # utime and stime: fields 14 and 15 of stat(5)
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 class _Refuse(http.server.BaseHTTPRequestHandler):
