@@ -24,6 +24,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,8 @@ class _MiniLMBase(Embedder):
         self._span_tokenizer.no_truncation()
         self._span_tokenizer.no_padding()
         self.model_memory: IdleModel[Any] = IdleModel(self._load_model, release_after_s)
+        # Sub-batches embedded at once by one model (a subclass whose runtime is thread-safe sets it up).
+        self._batch_pool: ThreadPoolExecutor | None = None
 
     @property
     def model_loaded(self) -> bool:
@@ -182,8 +185,8 @@ class _MiniLMBase(Embedder):
         encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), ONNX_BATCH):
-            rows = order[start : start + ONNX_BATCH]
+
+        def embed_rows(rows: list[int]) -> None:
             width = max(len(encodings[i].ids) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -194,6 +197,13 @@ class _MiniLMBase(Embedder):
             hidden = self._forward(model, ids, mask)
             summed = (hidden * mask[:, :, None]).sum(axis=1)
             out[rows] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+
+        batches = [order[start : start + ONNX_BATCH] for start in range(0, len(order), ONNX_BATCH)]
+        if len(batches) > 1 and self._batch_pool is not None:
+            list(self._batch_pool.map(embed_rows, batches))  # disjoint rows of `out`: no lock needed
+        else:
+            for rows in batches:
+                embed_rows(rows)
         return _normalise(out)
 
     def _load_model(self) -> Any:
@@ -207,15 +217,20 @@ class MiniLMInt8Embedder(_MiniLMBase):
     key = "minilm-int8"
     model = "all-MiniLM-L6-v2-onnx-int8"
 
-    def __init__(self, delay_ms: int = 0, release_after_s: float = 0.0, threads: int = 2):
-        self.threads = threads
+    def __init__(self, delay_ms: int = 0, release_after_s: float = 0.0, workers: int = 2):
         super().__init__(delay_ms, release_after_s)
+        # One ONNX thread per run, and `workers` sub-batches run at once (a session's run() is
+        # thread-safe). Measured on 2 cores against one run on two ONNX threads: a query costs
+        # 3.7 instead of 5.3 ms of CPU for the same latency, and indexing embeds 300 instead of
+        # 250 texts/s (docs/performance.md).
+        if workers > 1:
+            self._batch_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed")
 
     def _load_model(self) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from mnemo.errors import InvalidArgument
 from vector_svc.embedders import (
     DIMENSION,
+    ONNX_BATCH,
     HashEmbedder,
     MiniLMFp32Embedder,
     MiniLMInt8Embedder,
@@ -94,3 +97,36 @@ def test_minilm_fp32_numpy_forward_agrees_with_the_int8_model():
     assert exact.shape == (3, DIMENSION)
     assert np.allclose(np.linalg.norm(exact, axis=1), 1.0, atol=1e-5)
     assert (exact * quantised).sum(axis=1).min() > 0.998  # int8 is measured at >= 0.999 of fp32
+
+
+def test_minilm_int8_embeds_sub_batches_at_once_with_the_same_vectors_as_one_at_a_time():
+    # More texts than one ONNX batch, of many lengths, so the sub-batches differ in width.
+    texts = [" ".join(["token"] * (1 + i % 37)) + f" number {i}" for i in range(3 * ONNX_BATCH + 5)]
+    parallel = MiniLMInt8Embedder(workers=2)
+    forward = parallel._forward
+    threads_used: set[str] = set()
+    # Each thread's first sub-batch waits here for another's: the embed fails (BrokenBarrierError
+    # after the timeout) unless two sub-batches run at the same moment.
+    met = threading.Barrier(2, timeout=30)
+
+    def watched_forward(model, ids, mask):
+        name = threading.current_thread().name
+        if name not in threads_used:
+            threads_used.add(name)
+            met.wait()
+        return forward(model, ids, mask)
+
+    parallel._forward = watched_forward  # type: ignore[method-assign]
+    together = parallel.embed(texts)
+    assert np.array_equal(together, MiniLMInt8Embedder(workers=1).embed(texts))
+    assert len(threads_used) == 2 and all(name.startswith("embed") for name in threads_used)
+    # A single text (a query) runs on the caller's thread: no hand-off to the pool.
+    callers: list[str] = []
+
+    def recorded_forward(model, ids, mask):
+        callers.append(threading.current_thread().name)
+        return forward(model, ids, mask)
+
+    parallel._forward = recorded_forward  # type: ignore[method-assign]
+    parallel.embed(["one query"])
+    assert callers == [threading.current_thread().name]
