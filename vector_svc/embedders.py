@@ -222,7 +222,7 @@ class MiniLMInt8Embedder(_MiniLMBase):
         # One ONNX thread per run, and `workers` sub-batches run at once (a session's run() is
         # thread-safe). Measured on 2 cores against one run on two ONNX threads: a query costs
         # 3.7 instead of 5.3 ms of CPU for the same latency, and indexing embeds 300 instead of
-        # 250 texts/s (docs/performance.md).
+        # 250 texts/s (docs/vector.md, "Throughput").
         if workers > 1:
             self._batch_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed")
 
