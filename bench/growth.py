@@ -36,7 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.search import COMPONENTS, PROBLEMS, PROJECTS, observation, pct, timed  # noqa: E402
-from bench.store import cpu_seconds  # noqa: E402
+from bench.store import cpu_seconds, rss_mib  # noqa: E402
 from mnemo.config import ensure_private_dirs, load_settings  # noqa: E402
 from mnemo.grpc_client import check_health, connect  # noqa: E402
 from mnemo.v1 import (  # noqa: E402
@@ -78,10 +78,7 @@ class Processes:
         self.search = connect(self.settings, "search", search_pb2_grpc.SearchServiceStub)
 
     def rss_mib(self, name: str) -> float:
-        for line in Path(f"/proc/{self.procs[name].pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+        return rss_mib(self.procs[name].pid)
 
     def cpu_s(self) -> dict[str, float]:
         """CPU seconds (user + system) each service process has used so far."""

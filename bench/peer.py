@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.peer_corpus import generate_corpus, make_queries  # noqa: E402
-from bench.store import cpu_seconds  # noqa: E402
+from bench.store import cpu_seconds, rss_mib  # noqa: E402
 
 CLAUDE_MEM = "claude-mem@13.25.3"
 WARM_QUERIES = 5  # asked of both sides before the timed queries
@@ -123,28 +124,25 @@ def side_pids(marker: str) -> list[str]:
     return pids
 
 
-def rss_mib(marker: str) -> float:
-    """Summed RSS of the side's processes."""
-    total_kib = 0
-    for pid in side_pids(marker):
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total_kib += int(line.split()[1])
-        except OSError:
-            continue
-    return total_kib / 1024
-
-
-def cpu_s(marker: str) -> float:
-    """CPU seconds (user + system) the side's processes have used so far."""
+def _side_total(marker: str, measure: Callable[[int], float]) -> float:
+    """`measure` summed over the side's processes (one that exits meanwhile counts nothing)."""
     total = 0.0
     for pid in side_pids(marker):
         try:
-            total += cpu_seconds(int(pid))
-        except OSError:  # it exited meanwhile
+            total += measure(int(pid))
+        except OSError:
             continue
     return total
+
+
+def side_rss_mib(marker: str) -> float:
+    """Summed RSS of the side's processes."""
+    return _side_total(marker, rss_mib)
+
+
+def side_cpu_s(marker: str) -> float:
+    """CPU seconds (user + system) the side's processes have used so far."""
+    return _side_total(marker, cpu_seconds)
 
 
 class _Refuse(http.server.BaseHTTPRequestHandler):
@@ -381,9 +379,9 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
     try:
         cm_peer.open()
         mn_peer.open()
-        cpu_before = cpu_s(str(cm.home)), cpu_s(str(mn.home))
+        cpu_before = side_cpu_s(str(cm.home)), side_cpu_s(str(mn.home))
         times = search_rows(cm_peer, mn_peer, make_queries(opts.queries))
-        cm_cpu, mn_cpu = (cpu_s(str(cm.home)) - cpu_before[0]), (cpu_s(str(mn.home)) - cpu_before[1])
+        cm_cpu, mn_cpu = (side_cpu_s(str(cm.home)) - cpu_before[0]), (side_cpu_s(str(mn.home)) - cpu_before[1])
         theirs = times["claude-mem search"]
         for name in ("mnemo search", "mnemo mem_search"):
             rows.append((f"MCP {name.split()[1]} p50 / p95 (hybrid), {opts.observations:,}",
@@ -395,7 +393,7 @@ def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[st
         cm_ms, mn_ms = cm_cpu * 1000 / cm_calls, mn_cpu * 1000 / mn_calls
         rows.append(("CPU time per search, every process of the side (mnemo: search and mem_search)",
                      f"{cm_ms:.1f} ms", f"{mn_ms:.1f} ms", ratio(mn_ms, cm_ms)))
-        cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
+        cm_rss, mn_rss = side_rss_mib(str(cm.home)), side_rss_mib(str(mn.home))
         rows.append(("idle RSS of the whole stack after the searches", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB",
                      ratio(mn_rss, cm_rss)))
         if opts.embedder != "hash":  # the hash embedder has no model to let go
@@ -415,7 +413,7 @@ def released_rows(cm: ClaudeMem, mn: Mnemo, mn_peer: StdioPeer,
                   opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
     """Idle RSS once vector_svc has let its model go, and the first search after that."""
     waited = mn.wait_model_released(opts.idle_release * 3 + 60)
-    cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
+    cm_rss, mn_rss = side_rss_mib(str(cm.home)), side_rss_mib(str(mn.home))
     started = time.perf_counter()
     mn_peer.call("search", {"query": "a question nobody asked before the pause", "limit": 20})
     reload_ms = (time.perf_counter() - started) * 1000
@@ -435,7 +433,7 @@ def fulltext_rows(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tu
         mn_peer.open()
         times = search_rows(cm_peer, mn_peer, make_queries(opts.queries), mnemo_tools=("search",))
         theirs, ours = times["claude-mem search"], times["mnemo search"]
-        cm_rss, mn_rss = rss_mib(str(cm.home)), rss_mib(str(mn.home))
+        cm_rss, mn_rss = side_rss_mib(str(cm.home)), side_rss_mib(str(mn.home))
     finally:
         cm_peer.close()
         mn_peer.close()

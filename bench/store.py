@@ -158,6 +158,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process (Linux /proc), MiB; 0 for one with no memory of its own left."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def send_concurrently(stub, batches, streams: int) -> None:
     def worker(part):
         for batch in part:

@@ -66,7 +66,6 @@ class HeapTrimmer:
             self.now()
 
 
-
 class IdleModel(Generic[Model]):
     """A model loaded now, released after `release_after_s` seconds in which nobody used it,
     and loaded again by the next `use()`. 0 keeps it for good.
