@@ -27,6 +27,9 @@ _BUILD_COMMANDS = re.compile(
 )
 _VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
 _INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df)\b")
+# A program named by its path (`/home/dev/app/.venv/bin/python -m pytest`): titles name it by its
+# file name, so the path cannot push what failed past the width a title is shown in.
+_PROGRAM_PATH = re.compile(r"^[^\s\"']*/(?=[^/\s]+(?:\s|$))")
 _VCS_CHANGES = ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick")
 _VCS_READS = ("status", "log", "diff", "show", "blame", "branch")
 
@@ -36,7 +39,7 @@ def bash_draft(event: ToolEvent) -> Draft:
     command = str(inputs.get("command", ""))
     description = str(inputs.get("description", "")).strip()
     verdict = shell_verdict(event)
-    short = first_line(command, 100)
+    short = first_line(_PROGRAM_PATH.sub("", command.strip(), count=1), 100)
     kind = command_kind(command)
     type_, title, concepts = _classify(command, kind, verdict, short)
     subtitle = description or f"{verdict.outcome}: {short}"

@@ -196,3 +196,16 @@ def test_private_regions_in_inputs_never_reach_an_observation():
 def test_non_dict_input_and_empty_values_do_not_crash():
     assert one("Bash", "ls", None).type in ("discovery", "change")
     assert one("SomethingNew", None, None).title == "Used SomethingNew"
+
+
+@pytest.mark.parametrize(("command", "title"), [
+    ("/home/dev/acme-shop/.venv/bin/python -m pytest -q", "Tests passed: python -m pytest -q"),
+    ("./gradlew test", "Tests passed: gradlew test"),
+    ("  /usr/bin/make check\nmore", "Tests passed: make check"),
+    ('"/opt/my tools/pytest" -q', 'Tests passed: "/opt/my tools/pytest" -q'),
+    ("cd /srv/app && pytest", "Tests passed: cd /srv/app && pytest"),
+])
+def test_titles_name_a_program_by_its_file_name_and_facts_keep_the_path(command, title):
+    d = one("Bash", {"command": command}, {"stdout": "", "stderr": ""})
+    assert d.title == title
+    assert f"Ran `{command.strip().splitlines()[0]}`" in d.facts
