@@ -37,9 +37,10 @@ from capture.drafts import (
     scalar_text,
     unique,
 )
-from capture.observer_shell import bash_draft, command_kind, shell_verdict
+from capture.observer_shell import bash_draft, command_kind, command_label, shell_verdict
 
-__all__ = ["Draft", "ToolEvent", "READ_ONLY_TOOLS", "command_kind", "merge_reads", "observe", "shell_verdict"]
+__all__ = ["Draft", "ToolEvent", "READ_ONLY_TOOLS", "command_kind", "command_label", "merge_reads", "observe",
+           "shell_verdict"]
 
 
 # --------------------------------------------------------------------------------------

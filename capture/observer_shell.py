@@ -27,8 +27,8 @@ _BUILD_COMMANDS = re.compile(
 )
 _VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
 _INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df)\b")
-# A program named by its path (`/home/dev/app/.venv/bin/python -m pytest`): titles name it by its
-# file name, so the path cannot push what failed past the width a title is shown in.
+# A program named by its path (`/home/dev/app/.venv/bin/python -m pytest`): titles and summaries
+# name it by its file name, so the path cannot push what failed past the width they are shown in.
 _PROGRAM_PATH = re.compile(r"^[^\s\"']*/(?=[^/\s]+(?:\s|$))")
 _VCS_CHANGES = ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick")
 _VCS_READS = ("status", "log", "diff", "show", "blame", "branch")
@@ -39,7 +39,7 @@ def bash_draft(event: ToolEvent) -> Draft:
     command = str(inputs.get("command", ""))
     description = str(inputs.get("description", "")).strip()
     verdict = shell_verdict(event)
-    short = first_line(_PROGRAM_PATH.sub("", command.strip(), count=1), 100)
+    short = command_label(command)
     kind = command_kind(command)
     type_, title, concepts = _classify(command, kind, verdict, short)
     subtitle = description or f"{verdict.outcome}: {short}"
@@ -57,6 +57,12 @@ def bash_draft(event: ToolEvent) -> Draft:
         facts=_facts(command, verdict),
         concepts=extra + concepts_for(paths_in(command), command) + concepts,
     )
+
+
+def command_label(command: str, limit: int = 100) -> str:
+    """The command's first line as titles and summaries show it: a program run by its path is
+    named by its file name (facts and narratives keep the command whole)."""
+    return first_line(_PROGRAM_PATH.sub("", command.strip(), count=1), limit)
 
 
 def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[str, str, list[str]]:

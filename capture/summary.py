@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from capture.drafts import unique
-from capture.observer import ToolEvent, command_kind, shell_verdict
+from capture.observer import ToolEvent, command_kind, command_label, shell_verdict
 from mnemo.privacy import clean
 from mnemo.v1 import common_pb2
 
@@ -78,7 +78,7 @@ class _Run:
         verdict = shell_verdict(event)
         names = ", ".join(verdict.failing[:5])
         detail = "; ".join(d for d in (verdict.counts, names or verdict.error_line) if d)
-        return _Run(_short(command), command_kind(command), verdict.failed, verdict.succeeded, detail)
+        return _Run(command_label(command, 120), command_kind(command), verdict.failed, verdict.succeeded, detail)
 
 
 def _investigated(files_read: list[str], observations: Sequence[ObservationView]) -> str:
@@ -173,11 +173,6 @@ def _first_sentences(text: str, limit: int = 400) -> str:
             break
         out = f"{out} {sentence}".strip()
     return out or flat[:limit]
-
-
-def _short(command: str) -> str:
-    line = command.splitlines()[0] if command else ""
-    return line if len(line) <= 120 else line[:119] + "…"
 
 
 def _cap(text: str, limit: int = FIELD_MAX) -> str:

@@ -65,6 +65,13 @@ def test_a_model_claiming_a_fix_is_not_taken_for_a_passing_run():
     assert s.next_steps.startswith("Fix the failing `pytest -q`")
 
 
+def test_a_program_run_by_its_path_is_named_by_its_file_name():
+    run = "/home/dev/r/.venv/bin/python -m pytest -q"
+    used = [ToolEvent("Bash", {"command": run}, FAIL, "/r"), ToolEvent("Bash", {"command": run}, PASS, "/r")]
+    s = summarize(["make it pass"], used, OBSERVATIONS)
+    assert "`python -m pytest -q` failed at first and passed after the changes" in s.learned
+    assert s.completed.endswith("Tests pass: `python -m pytest -q` (3 passed).")
+
 def test_summary_text_is_privacy_cleaned():
     s = summarize(["deploy with <private>sk-ant-api03-secretsecretsecret</private> please"], [], [],
                   "Used token=abcdefghijklmnop to deploy.")
