@@ -72,6 +72,7 @@ def test_a_program_run_by_its_path_is_named_by_its_file_name():
     assert "`python -m pytest -q` failed at first and passed after the changes" in s.learned
     assert s.completed.endswith("Tests pass: `python -m pytest -q` (3 passed).")
 
+
 def test_summary_text_is_privacy_cleaned():
     s = summarize(["deploy with <private>sk-ant-api03-secretsecretsecret</private> please"], [], [],
                   "Used token=abcdefghijklmnop to deploy.")
