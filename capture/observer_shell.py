@@ -27,8 +27,10 @@ _BUILD_COMMANDS = re.compile(
 )
 _VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
 _INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df)\b")
-# A program named by its path (`/home/dev/app/.venv/bin/python -m pytest`): titles and summaries
-# name it by its file name, so the path cannot push what failed past the width they are shown in.
+# Titles and summaries show a command without the directory it ran in (`cd /home/dev/app && `)
+# and name a program run by its path by its file name (`/home/dev/app/.venv/bin/python`), so no
+# path pushes what failed past the width they are shown in.
+_LEADING_CD = re.compile(r"""^cd\s+(?:"[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*""")
 _PROGRAM_PATH = re.compile(r"^[^\s\"']*/(?=[^/\s]+(?:\s|$))")
 _VCS_CHANGES = ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick")
 _VCS_READS = ("status", "log", "diff", "show", "blame", "branch")
@@ -60,9 +62,10 @@ def bash_draft(event: ToolEvent) -> Draft:
 
 
 def command_label(command: str, limit: int = 100) -> str:
-    """The command's first line as titles and summaries show it: a program run by its path is
-    named by its file name (facts and narratives keep the command whole)."""
-    return first_line(_PROGRAM_PATH.sub("", command.strip(), count=1), limit)
+    """The command's first line as titles and summaries show it: without a leading `cd DIR &&`,
+    and a program run by its path named by its file name (facts and narratives keep it whole)."""
+    line = _LEADING_CD.sub("", command.strip(), count=1)
+    return first_line(_PROGRAM_PATH.sub("", line, count=1), limit)
 
 
 def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[str, str, list[str]]:

@@ -203,9 +203,12 @@ def test_non_dict_input_and_empty_values_do_not_crash():
     ("./gradlew test", "Tests passed: gradlew test"),
     ("  /usr/bin/make check\nmore", "Tests passed: make check"),
     ('"/opt/my tools/pytest" -q', 'Tests passed: "/opt/my tools/pytest" -q'),
-    ("cd /srv/app && pytest", "Tests passed: cd /srv/app && pytest"),
+    ("cd /srv/app && /srv/app/.venv/bin/pytest -q", "Tests passed: pytest -q"),
+    ("cd '/srv/my app' && make test", "Tests passed: make test"),
+    ("cd /srv/app; pytest", "Tests passed: cd /srv/app; pytest"),
+    ("pytest && cd /tmp && ls", "Tests passed: pytest && cd /tmp && ls"),
 ])
-def test_titles_name_a_program_by_its_file_name_and_facts_keep_the_path(command, title):
+def test_titles_drop_the_directory_and_name_a_program_by_its_file_name_facts_keep_both(command, title):
     d = one("Bash", {"command": command}, {"stdout": "", "stderr": ""})
     assert d.title == title
     assert f"Ran `{command.strip().splitlines()[0]}`" in d.facts
