@@ -135,14 +135,15 @@ def _failure_texts(hook: HookCall, row_id: int, observation_ids: list[int]) -> d
 
 def failure_keys(event: ToolEvent) -> list[str]:
     """What a later success must share with a failure to count as its fix: the command
-    (pipes and redirections aside), the test runner, or the file."""
+    (a leading `cd DIR &&`, pipes and redirections aside), the test runner, or the file."""
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
     if event.tool_name == "Bash":
-        command = str(inputs.get("command", ""))
-        head = " ".join(re.split(r"\s+(?:\||2>&1|>|&&|;)\s*", command.strip(), maxsplit=1)[0].split())
-        keys = [f"cmd:{head}"] if head else []
-        from capture.observer_shell import test_runner
+        from capture.observer_shell import test_runner, without_leading_cd
 
+        # The cd goes first: else `cd app && ls` would share the key `cd app` with a failed `cd app && make`.
+        command = without_leading_cd(str(inputs.get("command", "")))
+        head = " ".join(re.split(r"\s+(?:\||2>&1|>|&&|;)\s*", command, maxsplit=1)[0].split())
+        keys = [f"cmd:{head}"] if head else []
         runner = test_runner(command)
         return keys + ([f"runner:{runner}"] if runner else [])
     path = inputs.get("file_path") or inputs.get("notebook_path")
@@ -152,7 +153,9 @@ def failure_keys(event: ToolEvent) -> list[str]:
 def _what(event: ToolEvent) -> str:
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
     if event.tool_name == "Bash":
-        return f"`{str(inputs.get('command', '')).strip().splitlines()[0][:160]}`" if inputs.get("command") else "Bash"
+        from capture.observer_shell import command_label
+
+        return f"`{command_label(str(inputs['command']), 160)}`" if inputs.get("command") else "Bash"
     from capture.drafts import relative_path
 
     path = relative_path(inputs.get("file_path") or inputs.get("notebook_path") or "", event.cwd)

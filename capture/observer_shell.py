@@ -61,11 +61,15 @@ def bash_draft(event: ToolEvent) -> Draft:
     )
 
 
+def without_leading_cd(command: str) -> str:
+    """The command without a leading `cd DIR &&` (hosts prefix commands with the directory)."""
+    return _LEADING_CD.sub("", command.strip(), count=1)
+
+
 def command_label(command: str, limit: int = 100) -> str:
     """The command's first line as titles and summaries show it: without a leading `cd DIR &&`,
     and a program run by its path named by its file name (facts and narratives keep it whole)."""
-    line = _LEADING_CD.sub("", command.strip(), count=1)
-    return first_line(_PROGRAM_PATH.sub("", line, count=1), limit)
+    return first_line(_PROGRAM_PATH.sub("", without_leading_cd(command), count=1), limit)
 
 
 def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[str, str, list[str]]:
