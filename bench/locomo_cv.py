@@ -1,10 +1,10 @@
 """Leave-one-conversation-out cross-validation of hybrid retrieval on the LoCoMo dev split.
 
 Every parameter (fusion method weights, temporal context, adaptive weights, the named-date
-bonus, the relevance floor) is chosen on four conversations and scored on the fifth; the cross-validated (CV)
-figure is the held-out questions of the five folds pooled. The in-sample figure (parameters
-chosen on all five) is printed next to it: the gap between the two is how much tuning fitted
-the dev split.
+bonus, the penalty of records that ask, the relevance floor) is chosen on four conversations
+and scored on the fifth; the cross-validated (CV) figure is the held-out questions of the five
+folds pooled. The in-sample figure (parameters chosen on all five) is printed next to it: the
+gap between the two is how much tuning fitted the dev split.
 
 The relevance floor is calibrated from questions asked in the wrong project (conversation i's
 questions in conversation i+1's project, where nothing is relevant): `gate` makes at least
@@ -16,7 +16,7 @@ real stack (bench/locomo.py), so the grid costs no RPC.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from search_svc.fusion import (  # noqa: E402
     relevance,
     with_context,
     with_period_bonus,
+    with_question_penalty,
 )
 from search_svc.periods import Period  # noqa: E402
 
@@ -45,6 +46,7 @@ NOTHING_FOUND_TARGET = 0.93
 KEEP_SHARE = 0.99  # share of the ranked evidence (first ten) the keep level must let through
 BM25_WEIGHTS = (0.0, 0.01, 0.02)
 PERIOD_BONUSES = (0.0, 2.0, 4.0, 8.0)
+QUESTION_PENALTIES = (0.0, 1.0, 1.5, 2.0)
 LEXICAL_DEPTH = 100
 
 Lists = tuple[list[tuple[str, float]], list[tuple[str, float]]]  # (lexical (dia, bm25), vector (dia, distance))
@@ -69,18 +71,20 @@ class Case:
 def fusion_grid() -> list[FusionParams]:
     grid = [FusionParams("zscore", 0, 1.0, w, c, adaptive=a)
             for w in (0.5, 0.7, 0.9, 1.2) for c in (0.0, 0.3, 0.5, 0.8) for a in (False, True)]
-    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b)
-             for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in PERIOD_BONUSES]
+    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b, question_penalty=q)
+             for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in PERIOD_BONUSES for q in QUESTION_PENALTIES]
     grid += [FusionParams("rrf", k, 1.0, w, c) for k in (5, 60) for w in (0.7, 1.0) for c in (0.0, 0.3)]
     return grid
 
 
 def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: FusionParams,
-         periods: Sequence[Period] = ()) -> list[Fused]:
-    """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates."""
+         periods: Sequence[Period] = (), asking: Container[str] = frozenset()) -> list[Fused]:
+    """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates,
+    and the penalty of the records that ask (`asking`: their dia ids)."""
     fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
     placement = {f.key: (project, epoch(project, str(f.key))) for f in fused}
-    return with_period_bonus(with_context(fused, placement, params), placement, periods, params)
+    fused = with_period_bonus(with_context(fused, placement, params), placement, periods, params)
+    return with_question_penalty(fused, asking, params)
 
 
 def dias(fused: Sequence[Fused]) -> list[str]:
@@ -131,23 +135,30 @@ class CVResult:
 
 
 class CrossValidation:
-    def __init__(self, cases: Sequence[Case], epoch: Callable[[str, str], int]):
+    def __init__(self, cases: Sequence[Case], epoch: Callable[[str, str], int],
+                 asking: Mapping[str, frozenset[str]] | None = None):
+        """`asking`: project -> the dia ids of its turns that ask (bench/locomo.py, asking_turns)."""
         self.cases = [c for c in cases if c.category in (1, 2, 3, 4)]
         self.epoch = epoch
+        self.asking = asking or {}
         self.grid = fusion_grid()
         self._own: dict[FusionParams, dict[QKey, list[Fused]]] = {}
         self._cross: dict[FusionParams, dict[QKey, list[Fused]]] = {}
 
     def own(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._own:
-            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods) for c in self.cases}
+            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods, self._asking(c.project))
+                                 for c in self.cases}
         return self._own[params]
 
     def cross(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._cross:
-            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods)
-                                   for c in self.cases}
+            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods,
+                                                self._asking(c.cross_project)) for c in self.cases}
         return self._cross[params]
+
+    def _asking(self, project: str) -> frozenset[str]:
+        return self.asking.get(project, frozenset())
 
     def choose(self, train: Sequence[Case]) -> tuple[FusionParams, RelevanceFloor]:
         """The fusion parameters with the best recall@5 on `train`, then the floor (its bm25
@@ -195,7 +206,8 @@ def describe(params: FusionParams) -> str:
     return (f"zscore w_vec={params.vector_weight:g} ctx={params.context_weight:g}"
             + (f" reach={params.context_reach}" if params.context_reach > 1 else "")
             + (" adaptive" if params.adaptive else "")
-            + (f" dates={params.period_bonus:g}" if params.period_bonus else ""))
+            + (f" dates={params.period_bonus:g}" if params.period_bonus else "")
+            + (f" asks=-{params.question_penalty:g}" if params.question_penalty else ""))
 
 
 def describe_floor(floor: RelevanceFloor) -> str:

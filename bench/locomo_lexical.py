@@ -115,6 +115,11 @@ def load_docs() -> tuple[list[Doc], list[locomo.Question], list[str]]:
     return docs, qs, [c["sample_id"] for c in dev]
 
 
+def asking_of(docs: Sequence[Doc]) -> dict[str, frozenset[str]]:
+    """project -> the dia ids of its turns that ask (bench/locomo.py, asking_turns)."""
+    return locomo.asking_turns((d.project, d.dia, d.text) for d in docs)
+
+
 def quoted(words: Sequence[str]) -> str | None:
     """An OR of quoted words (the form mnemo.query builds; the words come from the index)."""
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words) or None
@@ -206,8 +211,8 @@ def _text_of(index: Index, project: str, dia: str) -> str:
 
 
 # -- cross-validation over a lever's settings ----------------------------------------------
-SMALL_GRID = [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b)
-              for w in (0.5, 0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in (0.0, 4.0)]
+SMALL_GRID = [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b, question_penalty=q)
+              for w in (0.5, 0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in (0.0, 4.0) for q in (0.0, 1.5)]
 
 
 @dataclass
@@ -224,12 +229,13 @@ class Outcome:
 
 
 def evaluate(name: str, variants: dict[object, list[Case]], epoch: Callable[[str, str], int],
-             grid: list[FusionParams] | None, make_cv: Callable | None = None) -> Outcome:
+             grid: list[FusionParams] | None, make_cv: Callable | None = None,
+             asking: dict[str, frozenset[str]] | None = None) -> Outcome:
     """For each fold: the setting, fusion parameters and floor with the best floored recall@5 on
     the other four conversations; the held-out questions scored with them, pooled."""
     cvs = {}
     for setting, cases in variants.items():
-        cv = make_cv(setting, cases) if make_cv else CrossValidation(cases, epoch)
+        cv = make_cv(setting, cases) if make_cv else CrossValidation(cases, epoch, asking)
         if grid is not None:
             cv.grid = grid
         cvs[setting] = cv
@@ -304,8 +310,8 @@ def neighbour_lexical(lex: LexList, vec: LexList, project: str, epoch: Callable[
 
 
 class NeighbourCV(CrossValidation):
-    def __init__(self, cases, epoch, weight: float):
-        super().__init__([replace_lists(c, epoch, weight) for c in cases], epoch)
+    def __init__(self, cases, epoch, weight: float, asking: dict[str, frozenset[str]]):
+        super().__init__([replace_lists(c, epoch, weight) for c in cases], epoch, asking)
 
 
 def replace_lists(c: Case, epoch, weight: float) -> Case:
@@ -334,7 +340,7 @@ LEVERS = ("base", "context", "own-context", "own-context-nested", "neighbours", 
 
 
 def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc], qs: list, lists: dict,
-             epoch: Callable[[str, str], int]) -> None:
+             epoch: Callable[[str, str], int], asking: dict[str, frozenset[str]]) -> None:
     """Queue each lever asked for: run(name, settings, lexical list maker, CV maker or None)."""
     def plain(text: str, project: str, s: object) -> LexList:
         return base_list(index, text, project, 0.0)
@@ -345,7 +351,7 @@ def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc]
     register_context(levers, run, docs, epoch)
     if "neighbours" in levers:
         run("neighbours' bm25 at fusion time", [0.0, 0.1, 0.2, 0.3, 0.5], plain,
-            lambda s, cases: NeighbourCV(cases, epoch, s))
+            lambda s, cases: NeighbourCV(cases, epoch, s, asking))
     if "stop" in levers:
         run("extra question stop-words", [0.0, 1.0], lambda text, project, s: stop_list(index, text, project, s))
     if "prf" in levers:
@@ -400,14 +406,15 @@ def main(argv=None) -> int:
     index = Index(docs)
     STOP_STEMS = frozenset(index.stems(" ".join(sorted(STOP_WORDS))))
     outcomes = []
+    asking = asking_of(docs)
 
     def run(name: str, settings: Sequence, make: Callable, make_cv: Callable | None = None) -> None:
         started = time.monotonic()
         variants = {s: build_cases(qs, lists, lambda text, project, s=s: make(text, project, s)) for s in settings}
-        outcomes.append(evaluate(name, variants, epoch, grid, make_cv))
+        outcomes.append(evaluate(name, variants, epoch, grid, make_cv, asking))
         print(f"  {name}: {time.monotonic() - started:.0f}s", flush=True)
 
-    register(args.levers.split(","), run, index, docs, qs, lists, epoch)
+    register(args.levers.split(","), run, index, docs, qs, lists, epoch, asking)
     print_outcomes("lexR@5", [(o.lexical_r5, o) for o in outcomes], width=40)
     return 0
 

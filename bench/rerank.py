@@ -49,6 +49,7 @@ from locomo import (  # noqa: E402
     Stack,
     _project_ids,
     audit_corrections,
+    conversations_asking,
     ingest,
     load_dev,
     p50,
@@ -211,8 +212,8 @@ def reranked(fused: list[Fused], qkey: QKey, project: str, rescorer: Rescorer, h
     return [top[i] for i in order] + dias[head:]
 
 
-def run_cv(cases: list[Case], epochs: dict, rescorer: Rescorer) -> dict:
-    cv = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0))
+def run_cv(cases: list[Case], epochs: dict, asking: dict[str, frozenset[str]], rescorer: Rescorer) -> dict:
+    cv = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0), asking)
     base = cv.run()
     projects = sorted({c.project for c in cv.cases})
     grid = [(h, w) for h in HEADS for w in WEIGHTS if w > 0 or h == HEADS[0]]
@@ -296,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = NanoRanker()
     rescorer = Rescorer(model, texts, {c.key: qs[c.key] for c in cases}, args.scorer)
     print(f"re-ranker features for {len(texts)} turns and {len(cases)} questions: {rescorer.feature_s:.1f}s")
-    result = run_cv(cases, epochs, rescorer)
+    result = run_cv(cases, epochs, conversations_asking(dev), rescorer)
     q14 = [qs[c.key] for c in result["cases"]]
     for names in (("no re-rank, in-sample", "no re-rank, CV", "re-rank, in-sample", "re-rank, CV"),
                   ("re-rank+floor, in-sample", "re-rank+floor, CV")):

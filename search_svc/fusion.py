@@ -29,6 +29,10 @@ Named dates (`with_period_bonus`): a candidate written on a day, in a month or a
 names ("on 14 February, 2024"; search_svc.periods) gains period_bonus. Like temporal context it only
 reorders candidates already retrieved, so a date never filters anything out.
 
+Records that ask (`with_question_penalty`): a candidate whose text ends in a question loses
+question_penalty, after temporal context. It shares the query's words, but the record after it
+(the answer) holds what the query is after.
+
 Adaptive weights (`adaptive=True`): each list's weight is scaled by how peaked it is (the
 z-score of its best item, relative to the other list's), so a list whose top stands far out
 (a rare-word bm25 hit, a near-duplicate embedding) counts more than a flat one.
@@ -75,12 +79,15 @@ class FusionParams:
     """Time-neighbours on each side that give context; the n-th counts 1/n of the nearest."""
     period_bonus: float = 0.0
     """What a candidate dated in a period the query names gains (search_svc.periods; 0 = off)."""
+    question_penalty: float = 0.0
+    """What a candidate whose text ends in a question loses (with_question_penalty; 0 = off)."""
 
 
 # The in-sample choice of bench/locomo.py's grid (with the store's context words); leave-one-conversation-out
-# CV picks w_vec 0.7, context 0.3, reach 2 and a named-date bonus of 4 in all 5 folds (docs/search.md has the tables).
+# CV picks context 0.3 and reach 2 in all 5 folds, w_vec 0.7, a named-date bonus of 4 and a question
+# penalty of 1 in 4 of them (docs/search.md has the tables).
 DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.7, context_weight=0.3,
-                              context_reach=2, period_bonus=4.0)
+                              context_reach=2, period_bonus=4.0, question_penalty=1.0)
 
 
 @dataclass(frozen=True)
@@ -212,6 +219,20 @@ def with_period_bonus(fused: list[Fused], placement: Mapping[Key, tuple[str, int
         return list(fused)
     out = [Fused(f.key, f.score + params.period_bonus, f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
            if f.key in placement and any(p.contains(placement[f.key][1]) for p in periods) else f for f in fused]
+    _order(out)
+    return out
+
+
+def with_question_penalty(fused: list[Fused], asking: Container[Key],
+                          params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
+    """Candidates that ask (`asking`: their text ends in a question) lose params.question_penalty.
+    A question shares the words of a query about it, but the record that answers it holds what
+    the query is after. Applied after temporal context, so a question still lifts its
+    neighbours (the answer that follows it) by its full score. Returns a new ranking."""
+    if params.question_penalty <= 0:
+        return list(fused)
+    out = [Fused(f.key, f.score - params.question_penalty, f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
+           if f.key in asking else f for f in fused]
     _order(out)
     return out
 

@@ -54,6 +54,7 @@ from search_svc.fusion import (
     fuse,
     with_context,
     with_period_bonus,
+    with_question_penalty,
 )
 from search_svc.periods import named_periods
 from search_svc.render import Renderer, ReplyContext
@@ -343,6 +344,7 @@ class Retrieval:
         placement = {key: (row.project, row.created_at_epoch) for key, row in by_key.items()}
         fused = with_context(fused, placement, self.fusion)
         fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
+        fused = with_question_penalty(fused, {key for key, row in by_key.items() if row.asks}, self.fusion)
         fused = above_floor(fused, floor, unjudged=_not_yet_embedded(lexical, semantic))
         rows = []
         for item in fused:

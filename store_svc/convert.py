@@ -126,14 +126,20 @@ def record_pb(kind: int, message: Any) -> common_pb2.Record:
 
 
 def index_row_pb(row: sqlite3.Row, score: float = 0.0) -> common_pb2.IndexRow:
-    """An index row from the columns selected by queries.INDEX_COLUMNS."""
+    """An index row from the columns selected by queries.KindSql.index_select."""
     kind = row["kind"]
     return common_pb2.IndexRow(
         ref=common_pb2.Ref(kind=kind, id=row["id"]), display_id=f"{DISPLAY_PREFIX[kind]}{row['id']}",
         type=_s(row, "type"), title=_s(row, "title"), created_at=row["created_at"],
         created_at_epoch=row["created_at_epoch"], token_estimate=min(_i(row, "chars") // 4, 2**31 - 1),
-        score=score, project=_s(row, "project"), file=_s(row, "file"),
+        score=score, project=_s(row, "project"), file=_s(row, "file"), asks=asks(_s(row, "ending")),
     )
+
+
+def asks(text: str) -> bool:
+    """Whether a record's text (or its last characters) ends in a question: a record that asks
+    seldom holds the answer a search is after (search_svc.fusion.with_question_penalty)."""
+    return text.rstrip().endswith("?")
 
 
 def work_state_pb(row: sqlite3.Row) -> store_pb2.WorkState:

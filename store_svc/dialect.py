@@ -95,6 +95,12 @@ class Dialect:
                     f"ELSE '[]'::jsonb END) AS j(value)")
         return f"json_each(CASE WHEN json_valid({column}) THEN {column} ELSE '[]' END)"
 
+    def last_chars(self, expression: str, count: int) -> str:
+        """SQL for the last `count` characters of a text expression (all of it when shorter)."""
+        if self.name == "postgres":
+            return f"right({expression}, {count})"
+        return f"substr({expression}, -{count})"
+
     def day_of(self, epoch_ms_column: str) -> str:
         """The UTC day (YYYY-MM-DD) of an epoch-milliseconds column."""
         if self.name == "postgres":

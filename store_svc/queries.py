@@ -20,8 +20,11 @@ def _chars(alias: str, columns: Sequence[str]) -> str:
     return " + ".join(f"length(coalesce({alias}.{c}, ''))" for c in columns)
 
 
-# Where a kind's index columns put the first file of its JSON file lists (dialect-specific).
+# Where a kind's index columns put the first file of its JSON file lists, and the last characters
+# of its main text (both dialect-specific).
 _FIRST_FILE = "@FIRST_FILE@"
+_ENDING = "@ENDING@"
+ENDING_CHARS = 16  # enough for a question mark behind trailing whitespace (convert.asks)
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,17 @@ class KindSql:
     index_columns: str
     title_column: str
     """The text column shown as the kind's title: what `title:word` restricts to."""
+    body: str = "''"
+    """SQL for the text whose ending tells whether the record asks (convert.asks); '' when it never does."""
 
     def index_select(self, dialect: Dialect) -> str:
-        """index_columns with the first-file expression of the dialect."""
+        """index_columns with the dialect's expressions for the first file and the body's ending."""
+        columns = self.index_columns.replace(_ENDING, dialect.last_chars(self.body, ENDING_CHARS))
         if len(self.file_columns) < 2:
-            return self.index_columns
+            return columns
         a, (primary, secondary) = self.alias, self.file_columns
         first = f"coalesce({dialect.json_first(f'{a}.{secondary}')}, {dialect.json_first(f'{a}.{primary}')}, '')"
-        return self.index_columns.replace(_FIRST_FILE, first)
+        return columns.replace(_FIRST_FILE, first)
 
     @property
     def columns(self) -> dict[str, str]:
@@ -75,7 +81,8 @@ KINDS: dict[int, KindSql] = {
               o.text, ''), 1, 120)) AS title,
             o.created_at AS created_at, o.created_at_epoch AS created_at_epoch,
             ({_chars('o', _OBS_TEXT)}) AS chars, o.project AS project,
-            {_FIRST_FILE} AS file""", "title",
+            {_FIRST_FILE} AS file, {_ENDING} AS ending""", "title",
+        "coalesce(nullif(o.narrative, ''), o.text, '')",
     ),
     SUMMARY: KindSql(
         SUMMARY, "session_summaries", "s", _SUM_TEXT, (4.0, 1.0, 1.0, 1.0, 1.0, 1.0),
@@ -86,14 +93,15 @@ KINDS: dict[int, KindSql] = {
               AS title,
             s.created_at AS created_at, s.created_at_epoch AS created_at_epoch,
             ({_chars('s', _SUM_TEXT)}) AS chars, s.project AS project,
-            {_FIRST_FILE} AS file""", "request",
+            {_FIRST_FILE} AS file, {_ENDING} AS ending""", "request",
     ),
     PROMPT: KindSql(
         PROMPT, "user_prompts", "p", ("prompt_text",), (1.0,),
         "LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id", "ss.project", (),
         f"""{PROMPT} AS kind, p.id AS id, 'prompt' AS type, substr(p.prompt_text, 1, 120) AS title,
             p.created_at AS created_at, p.created_at_epoch AS created_at_epoch,
-            length(p.prompt_text) AS chars, coalesce(ss.project, '') AS project, '' AS file""", "prompt_text",
+            length(p.prompt_text) AS chars, coalesce(ss.project, '') AS project, '' AS file,
+            {_ENDING} AS ending""", "prompt_text", "p.prompt_text",
     ),
 }
 

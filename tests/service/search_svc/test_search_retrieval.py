@@ -114,6 +114,18 @@ def test_a_date_named_in_the_query_ranks_the_records_written_then_first(store_st
     assert ids(dated)[0] == named and later in ids(dated)  # a date ranks; it never filters
 
 
+def test_the_record_that_answers_ranks_above_the_record_that_asks(store_stub, vector_stub, search_stub):
+    asked = add_obs(store_stub, session="s1", title="Login redirect loop",
+                    narrative="Why does the login redirect loop?", created_at_epoch=BASE)
+    answered = add_obs(store_stub, session="s2", title="Login redirect loop",
+                       narrative="The login redirect loop came from the cookie path; fixed it.",
+                       created_at_epoch=BASE + DAY_MS)
+    sync_vectors(vector_stub)
+    reply = search(search_stub, "login redirect loop")
+    assert ids(reply) == [answered, asked]  # bm25 alone puts the shorter question first
+    assert [row.asks for row in reply.rows] == [False, True]
+
+
 def test_a_cjk_substring_finds_cjk_text(store_stub, vector_stub, search_stub):
     target = add_obs(store_stub, title="用户登录失败", narrative="用户登录失败，因为会话过期。")
     add_obs(store_stub, title="数据库迁移", narrative="迁移脚本已完成。")

@@ -140,6 +140,31 @@ def test_bad_requests_get_the_right_status_and_message(store_stub, method, reque
     assert got_code == code and details.startswith(message)
 
 
+def test_index_rows_tell_which_records_ask(store_stub):
+    """A record whose text ends in a question asks (a ranking prior of search_svc); its title,
+    subtitle and facts do not count, and trailing whitespace does not hide the question mark."""
+    s = store_stub
+    observations = [
+        _obs("Why does login loop?", narrative="The cookie path was wrong; fixed in login.py."),
+        _obs("Cookie path", narrative="Does the cookie path cause the login loop?  \n"),
+        _obs("Login loop", text="why does the login loop?"),
+        _obs("Login loop fixed", narrative="", text="The login loop is fixed"),
+    ]
+    ids = s.AddObservations(store_pb2.AddObservationsRequest(observations=observations)).ids
+    s.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="c1", project="proj"))
+    prompt = s.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="c1", prompt_text="what broke the login?"))
+    summary = s.AddSummaries(store_pb2.AddSummariesRequest(
+        summaries=[common_pb2.Summary(memory_session_id="m1", project="proj", request="why does the login loop?")]))
+    refs = [common_pb2.Ref(kind=OBS, id=i) for i in ids] + [
+        common_pb2.Ref(kind=common_pb2.DOC_KIND_PROMPT, id=prompt.prompt.id),
+        common_pb2.Ref(kind=common_pb2.DOC_KIND_SUMMARY, id=summary.ids[0])]
+    hydrated = s.Hydrate(store_pb2.HydrateRequest(refs=refs)).rows
+    assert [row.asks for row in hydrated] == [False, True, True, False, True, False]
+    found = {row.ref.id: row.asks for row in s.Search(store_pb2.StoreSearchRequest(query="login")).hits
+             if row.ref.kind == OBS}
+    assert found == dict(zip(ids, [False, True, True, False], strict=True))
+
+
 def test_invalid_argument_round_trips_to_the_typed_error(store_stub):
     with pytest.raises(grpc.RpcError) as err:
         store_stub.UpsertSession(store_pb2.UpsertSessionRequest(project="p"), timeout=10)

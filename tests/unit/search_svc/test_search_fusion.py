@@ -2,7 +2,7 @@
 
 import pytest
 
-from search_svc.fusion import Fused, FusionParams, fuse, with_context
+from search_svc.fusion import Fused, FusionParams, fuse, with_context, with_question_penalty
 
 pytestmark = pytest.mark.unit
 
@@ -147,3 +147,20 @@ def test_a_reach_of_two_lets_the_second_neighbour_lend_half_as_much():
     assert one["answer"] == 0.0  # its only direct neighbour scored nothing
     assert two["answer"] == pytest.approx(0.5 * 4.0 / 2)
     assert one["between"] == two["between"] == pytest.approx(0.5 * 4.0)
+
+
+def test_a_record_that_asks_falls_below_the_record_that_tells():
+    fused = [Fused("question", 3.0, 1, 1), Fused("answer", 2.0, 2, 2), Fused("other", 0.5, 3, None)]
+    ranked = with_question_penalty(fused, {"question"}, FusionParams(question_penalty=1.5))
+    assert keys(ranked) == ["answer", "question", "other"]
+    assert {f.key: f.score for f in ranked}["question"] == pytest.approx(1.5)
+    assert keys(with_question_penalty(fused, {"question"}, FusionParams(question_penalty=0.0))) == keys(fused)
+
+
+def test_a_question_still_lends_its_whole_score_to_its_answer_as_context():
+    """The penalty comes after temporal context, as search_svc.retrieval applies them."""
+    fused = [Fused("question", 4.0, 1, 1), Fused("answer", 0.0, None, 5)]
+    params = FusionParams(context_weight=0.5, question_penalty=1.5)
+    placement = {"question": ("p", 0), "answer": ("p", 1_000)}
+    ranked = with_question_penalty(with_context(fused, placement, params), {"question"}, params)
+    assert {f.key: f.score for f in ranked}["answer"] == pytest.approx(2.0)
