@@ -203,9 +203,7 @@ def with_context(fused: list[Fused], placement: Mapping[Key, tuple[str, int]],
             gained += max(near, default=0.0) / step  # a neighbour further away counts less
         if gained:
             bonus[key] = params.context_weight * gained
-    # Fused(...) rather than dataclasses.replace: this runs for every candidate of every search.
-    out = [Fused(f.key, f.score + bonus.get(f.key, 0.0), f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
-           for f in fused]
+    out = [_raised(f, bonus.get(f.key, 0.0)) for f in fused]
     _order(out)
     return out
 
@@ -217,7 +215,7 @@ def with_period_bonus(fused: list[Fused], placement: Mapping[Key, tuple[str, int
     the input is left as it is."""
     if params.period_bonus <= 0 or not periods:
         return list(fused)
-    out = [Fused(f.key, f.score + params.period_bonus, f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
+    out = [_raised(f, params.period_bonus)
            if f.key in placement and any(p.contains(placement[f.key][1]) for p in periods) else f for f in fused]
     _order(out)
     return out
@@ -231,10 +229,15 @@ def with_question_penalty(fused: list[Fused], asking: Container[Key],
     neighbours (the answer that follows it) by its full score. Returns a new ranking."""
     if params.question_penalty <= 0:
         return list(fused)
-    out = [Fused(f.key, f.score - params.question_penalty, f.lexical_rank, f.vector_rank, f.bm25, f.similarity)
-           if f.key in asking else f for f in fused]
+    out = [_raised(f, -params.question_penalty) if f.key in asking else f for f in fused]
     _order(out)
     return out
+
+
+def _raised(item: Fused, amount: float) -> Fused:
+    """`item` with `amount` added to its score. Fused(...) rather than dataclasses.replace: this
+    runs for every candidate of every search."""
+    return Fused(item.key, item.score + amount, item.lexical_rank, item.vector_rank, item.bm25, item.similarity)
 
 
 def _near(places: list[tuple[str, int]], i: int, j: int, window_ms: int) -> bool:
