@@ -37,7 +37,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,12 +48,13 @@ DATA_DIR = REPO.parent / "shared" / "data" / "locomo"
 if str(REPO / "bench") not in sys.path:  # the sibling modules locomo_cv and vector
     sys.path.insert(0, str(REPO / "bench"))
 
+from locomo_cv import TurnFacts, turn_facts  # noqa: E402
+
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import connect  # noqa: E402
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
 from search_svc.periods import named_periods  # noqa: E402
 from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH  # noqa: E402
-from store_svc.convert import asks  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
@@ -336,19 +336,9 @@ def _project_ids(stack: Stack, q: Question, project: str, dia_of: dict) -> tuple
     return ([(dia_of.get((project, i), ""), s) for i, s in lex], [(dia_of.get((project, i), ""), d) for i, d in vec])
 
 
-def asking_turns(items: Iterable[tuple[str, str, str]]) -> dict[str, frozenset[str]]:
-    """(project, dia id, text) of each turn -> project -> the dia ids of its turns that ask, as the
-    store marks them (store_svc.convert.asks), for the offline fusion of bench/locomo_cv.py."""
-    asking: dict[str, set[str]] = {}
-    for project, dia, text in items:
-        if asks(text):
-            asking.setdefault(project, set()).add(dia)
-    return {project: frozenset(dias) for project, dias in asking.items()}
-
-
-def conversations_asking(convs: list[dict]) -> dict[str, frozenset[str]]:
-    """asking_turns of every turn of `convs`."""
-    return asking_turns((c["sample_id"], t.dia_id, t.text) for c in convs for t in turns(c))
+def conversations_facts(convs: list[dict]) -> TurnFacts:
+    """turn_facts of every turn of `convs`."""
+    return turn_facts((c["sample_id"], t.dia_id, t.text) for c in convs for t in turns(c))
 
 
 def wrong_project(sample_id: str, projects: list[str]) -> str:
@@ -371,7 +361,7 @@ def cross_validate(stack: Stack, qs: list[Question], dia_of: dict, convs: list[d
                           _project_ids(stack, q, q.sample_id, dia_of), _project_ids(stack, q, other, dia_of), other,
                           tuple(named_periods(q.text))))
     result = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0),
-                             conversations_asking(convs)).run()
+                             conversations_facts(convs)).run()
     q14 = [q for q in qs if q.category in (1, 2, 3, 4)]
     table = {name: score_mode(ranked, q14) for name, ranked in (
         ("in-sample", result.ranked_in_sample), ("CV", result.ranked_cv),

@@ -16,8 +16,9 @@ real stack (bench/locomo.py), so the grid costs no RPC.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Container, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +37,11 @@ from search_svc.fusion import (  # noqa: E402
     with_context,
     with_period_bonus,
     with_question_penalty,
+    with_specificity,
 )
 from search_svc.periods import Period  # noqa: E402
+from store_svc import terms  # noqa: E402
+from store_svc.convert import asks  # noqa: E402
 
 # Share of wrong-project questions the gate must leave with nothing. Held-out conversations
 # come out 1-2 points under the share the gate is calibrated for (CV), so 0.93 is what keeps
@@ -47,6 +51,7 @@ KEEP_SHARE = 0.99  # share of the ranked evidence (first ten) the keep level mus
 BM25_WEIGHTS = (0.0, 0.01, 0.02)
 PERIOD_BONUSES = (0.0, 2.0, 4.0, 8.0)
 QUESTION_PENALTIES = (0.0, 1.0, 1.5, 2.0)
+SPECIFICITY_WEIGHTS = (0.0, 0.25, 0.35, 0.5)
 LEXICAL_DEPTH = 100
 
 Lists = tuple[list[tuple[str, float]], list[tuple[str, float]]]  # (lexical (dia, bm25), vector (dia, distance))
@@ -68,23 +73,55 @@ class Case:
     periods: tuple[Period, ...] = ()  # the dates the question names (search_svc.periods)
 
 
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the store tells search_svc about each turn (by project, then dia id): whether it asks
+    (IndexRow.asks) and how specific its words are (IndexRow.specificity)."""
+
+    asking: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    specificity: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+
+NO_FACTS = TurnFacts()
+
+
+def turn_facts(items: Iterable[tuple[str, str, str]]) -> TurnFacts:
+    """(project, dia id, text) of each turn -> what the store says of it, computed as the store does
+    for a store holding exactly these turns: whether it asks (store_svc.convert.asks) and its
+    specificity (store_svc.terms, word counts over every turn), for bench/locomo_cv.py."""
+    items = list(items)
+    words = {(project, dia): terms.terms(text) for project, dia, text in items}
+    docs = Counter(w for ws in words.values() for w in ws)
+    asking: dict[str, set[str]] = {}
+    specificity: dict[str, dict[str, float]] = {}
+    for (project, dia), value in terms.specificities(words, docs, len(items)).items():
+        specificity.setdefault(project, {})[dia] = value
+    for project, dia, text in items:
+        if asks(text):
+            asking.setdefault(project, set()).add(dia)
+    return TurnFacts({project: frozenset(dias) for project, dias in asking.items()}, specificity)
+
+
 def fusion_grid() -> list[FusionParams]:
     grid = [FusionParams("zscore", 0, 1.0, w, c, adaptive=a)
             for w in (0.5, 0.7, 0.9, 1.2) for c in (0.0, 0.3, 0.5, 0.8) for a in (False, True)]
-    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b, question_penalty=q)
-             for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in PERIOD_BONUSES for q in QUESTION_PENALTIES]
+    grid += [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b, question_penalty=q,
+                          specificity_weight=s)
+             for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in PERIOD_BONUSES for q in QUESTION_PENALTIES
+             for s in SPECIFICITY_WEIGHTS]
     grid += [FusionParams("rrf", k, 1.0, w, c) for k in (5, 60) for w in (0.7, 1.0) for c in (0.0, 0.3)]
     return grid
 
 
 def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: FusionParams,
-         periods: Sequence[Period] = (), asking: Container[str] = frozenset()) -> list[Fused]:
+         periods: Sequence[Period] = (), facts: TurnFacts = NO_FACTS) -> list[Fused]:
     """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates,
-    and the penalty of the records that ask (`asking`: their dia ids)."""
+    the penalty of the records that ask and the gain of specific ones (`facts`)."""
     fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
     placement = {f.key: (project, epoch(project, str(f.key))) for f in fused}
     fused = with_period_bonus(with_context(fused, placement, params), placement, periods, params)
-    return with_question_penalty(fused, asking, params)
+    fused = with_question_penalty(fused, facts.asking.get(project, frozenset()), params)
+    return with_specificity(fused, facts.specificity.get(project, {}), params)
 
 
 def dias(fused: Sequence[Fused]) -> list[str]:
@@ -135,30 +172,26 @@ class CVResult:
 
 
 class CrossValidation:
-    def __init__(self, cases: Sequence[Case], epoch: Callable[[str, str], int],
-                 asking: Mapping[str, frozenset[str]] | None = None):
-        """`asking`: project -> the dia ids of its turns that ask (bench/locomo.py, asking_turns)."""
+    def __init__(self, cases: Sequence[Case], epoch: Callable[[str, str], int], facts: TurnFacts = NO_FACTS):
+        """`facts`: what the store says about each turn (bench/locomo.py, turn_facts)."""
         self.cases = [c for c in cases if c.category in (1, 2, 3, 4)]
         self.epoch = epoch
-        self.asking = asking or {}
+        self.facts = facts
         self.grid = fusion_grid()
         self._own: dict[FusionParams, dict[QKey, list[Fused]]] = {}
         self._cross: dict[FusionParams, dict[QKey, list[Fused]]] = {}
 
     def own(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._own:
-            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods, self._asking(c.project))
+            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods, self.facts)
                                  for c in self.cases}
         return self._own[params]
 
     def cross(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._cross:
-            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods,
-                                                self._asking(c.cross_project)) for c in self.cases}
+            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods, self.facts)
+                                   for c in self.cases}
         return self._cross[params]
-
-    def _asking(self, project: str) -> frozenset[str]:
-        return self.asking.get(project, frozenset())
 
     def choose(self, train: Sequence[Case]) -> tuple[FusionParams, RelevanceFloor]:
         """The fusion parameters with the best recall@5 on `train`, then the floor (its bm25
@@ -207,7 +240,8 @@ def describe(params: FusionParams) -> str:
             + (f" reach={params.context_reach}" if params.context_reach > 1 else "")
             + (" adaptive" if params.adaptive else "")
             + (f" dates={params.period_bonus:g}" if params.period_bonus else "")
-            + (f" asks=-{params.question_penalty:g}" if params.question_penalty else ""))
+            + (f" asks=-{params.question_penalty:g}" if params.question_penalty else "")
+            + (f" specific={params.specificity_weight:g}" if params.specificity_weight else ""))
 
 
 def describe_floor(floor: RelevanceFloor) -> str:

@@ -40,7 +40,7 @@ for extra in (REPO, REPO / "bench"):
 import locomo  # noqa: E402
 import locomo_cv  # noqa: E402
 import locomo_lists  # noqa: E402
-from locomo_cv import Case, CrossValidation, QKey  # noqa: E402
+from locomo_cv import NO_FACTS, Case, CrossValidation, QKey, TurnFacts  # noqa: E402
 
 from mnemo.query import STOP_WORDS, parse, to_fts5  # noqa: E402
 from search_svc.fusion import FusionParams  # noqa: E402
@@ -115,9 +115,9 @@ def load_docs() -> tuple[list[Doc], list[locomo.Question], list[str]]:
     return docs, qs, [c["sample_id"] for c in dev]
 
 
-def asking_of(docs: Sequence[Doc]) -> dict[str, frozenset[str]]:
-    """project -> the dia ids of its turns that ask (bench/locomo.py, asking_turns)."""
-    return locomo.asking_turns((d.project, d.dia, d.text) for d in docs)
+def facts_of(docs: Sequence[Doc]) -> TurnFacts:
+    """What the store says of each turn (bench/locomo_cv.py, turn_facts)."""
+    return locomo_cv.turn_facts((d.project, d.dia, d.text) for d in docs)
 
 
 def quoted(words: Sequence[str]) -> str | None:
@@ -211,8 +211,10 @@ def _text_of(index: Index, project: str, dia: str) -> str:
 
 
 # -- cross-validation over a lever's settings ----------------------------------------------
-SMALL_GRID = [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b, question_penalty=q)
-              for w in (0.5, 0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in (0.0, 4.0) for q in (0.0, 1.5)]
+SMALL_GRID = [FusionParams("zscore", 0, 1.0, w, c, context_reach=2, period_bonus=b, question_penalty=q,
+                          specificity_weight=s)
+              for w in (0.5, 0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in (0.0, 4.0) for q in (0.0, 1.5)
+              for s in (0.0, 0.35)]
 
 
 @dataclass
@@ -230,12 +232,12 @@ class Outcome:
 
 def evaluate(name: str, variants: dict[object, list[Case]], epoch: Callable[[str, str], int],
              grid: list[FusionParams] | None, make_cv: Callable | None = None,
-             asking: dict[str, frozenset[str]] | None = None) -> Outcome:
+             facts: TurnFacts = NO_FACTS) -> Outcome:
     """For each fold: the setting, fusion parameters and floor with the best floored recall@5 on
     the other four conversations; the held-out questions scored with them, pooled."""
     cvs = {}
     for setting, cases in variants.items():
-        cv = make_cv(setting, cases) if make_cv else CrossValidation(cases, epoch, asking)
+        cv = make_cv(setting, cases) if make_cv else CrossValidation(cases, epoch, facts)
         if grid is not None:
             cv.grid = grid
         cvs[setting] = cv
@@ -310,8 +312,8 @@ def neighbour_lexical(lex: LexList, vec: LexList, project: str, epoch: Callable[
 
 
 class NeighbourCV(CrossValidation):
-    def __init__(self, cases, epoch, weight: float, asking: dict[str, frozenset[str]]):
-        super().__init__([replace_lists(c, epoch, weight) for c in cases], epoch, asking)
+    def __init__(self, cases, epoch, weight: float, facts: TurnFacts):
+        super().__init__([replace_lists(c, epoch, weight) for c in cases], epoch, facts)
 
 
 def replace_lists(c: Case, epoch, weight: float) -> Case:
@@ -340,7 +342,7 @@ LEVERS = ("base", "context", "own-context", "own-context-nested", "neighbours", 
 
 
 def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc], qs: list, lists: dict,
-             epoch: Callable[[str, str], int], asking: dict[str, frozenset[str]]) -> None:
+             epoch: Callable[[str, str], int], facts: TurnFacts) -> None:
     """Queue each lever asked for: run(name, settings, lexical list maker, CV maker or None)."""
     def plain(text: str, project: str, s: object) -> LexList:
         return base_list(index, text, project, 0.0)
@@ -351,7 +353,7 @@ def register(levers: Sequence[str], run: Callable, index: Index, docs: list[Doc]
     register_context(levers, run, docs, epoch)
     if "neighbours" in levers:
         run("neighbours' bm25 at fusion time", [0.0, 0.1, 0.2, 0.3, 0.5], plain,
-            lambda s, cases: NeighbourCV(cases, epoch, s, asking))
+            lambda s, cases: NeighbourCV(cases, epoch, s, facts))
     if "stop" in levers:
         run("extra question stop-words", [0.0, 1.0], lambda text, project, s: stop_list(index, text, project, s))
     if "prf" in levers:
@@ -406,15 +408,15 @@ def main(argv=None) -> int:
     index = Index(docs)
     STOP_STEMS = frozenset(index.stems(" ".join(sorted(STOP_WORDS))))
     outcomes = []
-    asking = asking_of(docs)
+    facts = facts_of(docs)
 
     def run(name: str, settings: Sequence, make: Callable, make_cv: Callable | None = None) -> None:
         started = time.monotonic()
         variants = {s: build_cases(qs, lists, lambda text, project, s=s: make(text, project, s)) for s in settings}
-        outcomes.append(evaluate(name, variants, epoch, grid, make_cv, asking))
+        outcomes.append(evaluate(name, variants, epoch, grid, make_cv, facts))
         print(f"  {name}: {time.monotonic() - started:.0f}s", flush=True)
 
-    register(args.levers.split(","), run, index, docs, qs, lists, epoch, asking)
+    register(args.levers.split(","), run, index, docs, qs, lists, epoch, facts)
     print_outcomes("lexR@5", [(o.lexical_r5, o) for o in outcomes], width=40)
     return 0
 

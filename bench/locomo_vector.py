@@ -137,10 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return epochs.get((project, dia), 0)
 
     rows: list[tuple[float, locomo_lexical.Outcome]] = []
-    asking = locomo_lexical.asking_of(docs)
+    facts = locomo_lexical.facts_of(docs)
 
     def run(name: str, variants: dict[object, list[Case]]) -> None:
-        outcome = locomo_lexical.evaluate(name, variants, epoch, grid, asking=asking)
+        outcome = locomo_lexical.evaluate(name, variants, epoch, grid, facts=facts)
         rows.append((vector_recall(next(iter(variants.values()))), outcome))
         print(f"  {name}: {time.monotonic() - started:.0f}s", flush=True)
 

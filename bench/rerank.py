@@ -49,7 +49,7 @@ from locomo import (  # noqa: E402
     Stack,
     _project_ids,
     audit_corrections,
-    conversations_asking,
+    conversations_facts,
     ingest,
     load_dev,
     p50,
@@ -60,7 +60,7 @@ from locomo import (  # noqa: E402
     wait_for_vectors,
     wrong_project,
 )
-from locomo_cv import Case, CrossValidation, QKey, describe, recall_at  # noqa: E402
+from locomo_cv import Case, CrossValidation, QKey, TurnFacts, describe, recall_at  # noqa: E402
 
 from search_svc.fusion import Fused, FusionParams, RelevanceFloor, above_floor  # noqa: E402
 
@@ -212,8 +212,8 @@ def reranked(fused: list[Fused], qkey: QKey, project: str, rescorer: Rescorer, h
     return [top[i] for i in order] + dias[head:]
 
 
-def run_cv(cases: list[Case], epochs: dict, asking: dict[str, frozenset[str]], rescorer: Rescorer) -> dict:
-    cv = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0), asking)
+def run_cv(cases: list[Case], epochs: dict, facts: TurnFacts, rescorer: Rescorer) -> dict:
+    cv = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0), facts)
     base = cv.run()
     projects = sorted({c.project for c in cv.cases})
     grid = [(h, w) for h in HEADS for w in WEIGHTS if w > 0 or h == HEADS[0]]
@@ -297,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = NanoRanker()
     rescorer = Rescorer(model, texts, {c.key: qs[c.key] for c in cases}, args.scorer)
     print(f"re-ranker features for {len(texts)} turns and {len(cases)} questions: {rescorer.feature_s:.1f}s")
-    result = run_cv(cases, epochs, conversations_asking(dev), rescorer)
+    result = run_cv(cases, epochs, conversations_facts(dev), rescorer)
     q14 = [qs[c.key] for c in result["cases"]]
     for names in (("no re-rank, in-sample", "no re-rank, CV", "re-rank, in-sample", "re-rank, CV"),
                   ("re-rank+floor, in-sample", "re-rank+floor, CV")):

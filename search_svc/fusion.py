@@ -33,6 +33,11 @@ Records that ask (`with_question_penalty`): a candidate whose text ends in a que
 question_penalty, after temporal context. It shares the query's words, but the record after it
 (the answer) holds what the query is after.
 
+Records that say something (`with_specificity`): each candidate gains specificity_weight x the
+z-score, over the candidates, of its specificity (the mean inverse document frequency of its
+words, computed by the store): of two candidates that match alike, the one with rarer words (a
+name, a file, an error) ranks above small talk and boilerplate ("thanks, sounds great").
+
 Adaptive weights (`adaptive=True`): each list's weight is scaled by how peaked it is (the
 z-score of its best item, relative to the other list's), so a list whose top stands far out
 (a rare-word bm25 hit, a near-duplicate embedding) counts more than a flat one.
@@ -81,13 +86,16 @@ class FusionParams:
     """What a candidate dated in a period the query names gains (search_svc.periods; 0 = off)."""
     question_penalty: float = 0.0
     """What a candidate whose text ends in a question loses (with_question_penalty; 0 = off)."""
+    specificity_weight: float = 0.0
+    """What a candidate gains per standard deviation of specificity above the candidates' mean
+    (with_specificity; 0 = off)."""
 
 
 # The in-sample choice of bench/locomo.py's grid (with the store's context words); leave-one-conversation-out
-# CV picks context 0.3 and reach 2 in all 5 folds, w_vec 0.7, a named-date bonus of 4 and a question
-# penalty of 1 in 4 of them (docs/search.md has the tables).
+# CV picks context 0.3, reach 2, w_vec 0.7 and a question penalty of 1 in all 5 folds, a named-date
+# bonus of 4 and a specificity weight of 0.35 in 4 and 3 of them (docs/search.md has the tables).
 DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.7, context_weight=0.3,
-                              context_reach=2, period_bonus=4.0, question_penalty=1.0)
+                              context_reach=2, period_bonus=4.0, question_penalty=1.0, specificity_weight=0.35)
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,7 @@ class RelevanceFloor:
 # asked in another conversation's project through (held-out conversations: about 8%); `keep`
 # keeps 99% of the evidence records the ranking puts in the first ten. Chosen by
 # leave-one-conversation-out CV.
-_MINILM_FLOOR = RelevanceFloor(gate=0.491, keep=0.354, bm25_weight=0.01)
+_MINILM_FLOOR = RelevanceFloor(gate=0.491, keep=0.355, bm25_weight=0.01)
 CALIBRATED_FLOORS: dict[str, RelevanceFloor] = {
     "all-MiniLM-L6-v2-onnx-int8": _MINILM_FLOOR,
     "all-MiniLM-L6-v2": _MINILM_FLOOR,  # the fp32 vectors are within cosine 0.001 of the int8 ones
@@ -230,6 +238,24 @@ def with_question_penalty(fused: list[Fused], asking: Container[Key],
     if params.question_penalty <= 0:
         return list(fused)
     out = [_raised(f, -params.question_penalty) if f.key in asking else f for f in fused]
+    _order(out)
+    return out
+
+
+def with_specificity(fused: list[Fused], specificity: Mapping[Key, float],
+                     params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
+    """Each candidate gains specificity_weight x the z-score of its specificity among the candidates
+    that have one (`specificity`: key -> value, 0 or absent = unknown, which gains nothing).
+    Standardised over the candidates, so the store's corpus size does not matter. Returns a new ranking."""
+    values = [v for f in fused if (v := specificity.get(f.key, 0.0)) > 0]
+    if params.specificity_weight <= 0 or len(values) < 2:
+        return list(fused)
+    mean = sum(values) / len(values)
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    if spread <= 0:
+        return list(fused)
+    scale = params.specificity_weight / spread
+    out = [_raised(f, scale * (v - mean)) if (v := specificity.get(f.key, 0.0)) > 0 else f for f in fused]
     _order(out)
     return out
 

@@ -55,6 +55,7 @@ from search_svc.fusion import (
     with_context,
     with_period_bonus,
     with_question_penalty,
+    with_specificity,
 )
 from search_svc.periods import named_periods
 from search_svc.render import Renderer, ReplyContext
@@ -345,6 +346,7 @@ class Retrieval:
         fused = with_context(fused, placement, self.fusion)
         fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
         fused = with_question_penalty(fused, {key for key, row in by_key.items() if row.asks}, self.fusion)
+        fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
         fused = above_floor(fused, floor, unjudged=_not_yet_embedded(lexical, semantic))
         rows = []
         for item in fused:

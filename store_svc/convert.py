@@ -125,14 +125,16 @@ def record_pb(kind: int, message: Any) -> common_pb2.Record:
     return common_pb2.Record(prompt=message)
 
 
-def index_row_pb(row: sqlite3.Row, score: float = 0.0) -> common_pb2.IndexRow:
-    """An index row from the columns selected by queries.KindSql.index_select."""
+def index_row_pb(row: sqlite3.Row, score: float = 0.0, specificity: float = 0.0) -> common_pb2.IndexRow:
+    """An index row from the columns selected by queries.KindSql.index_select (and the record's
+    specificity, queries.specificities)."""
     kind = row["kind"]
     return common_pb2.IndexRow(
         ref=common_pb2.Ref(kind=kind, id=row["id"]), display_id=f"{DISPLAY_PREFIX[kind]}{row['id']}",
         type=_s(row, "type"), title=_s(row, "title"), created_at=row["created_at"],
         created_at_epoch=row["created_at_epoch"], token_estimate=min(_i(row, "chars") // 4, 2**31 - 1),
         score=score, project=_s(row, "project"), file=_s(row, "file"), asks=asks(_s(row, "ending")),
+        specificity=specificity,
     )
 
 

@@ -281,7 +281,9 @@ class Store:
         filters = check_filters(request.filters)
         with self.reading() as conn:
             found = queries.index_rows(conn, refs, filters)
-        return store_pb2.HydrateResponse(rows=[convert.index_row_pb(found[r]) for r in refs if r in found])
+            specific = queries.specificities(conn, found.values())
+        return store_pb2.HydrateResponse(rows=[convert.index_row_pb(found[r], specificity=specific[r])
+                                               for r in refs if r in found])
 
     def list_recent(self, request: store_pb2.ListRecentRequest) -> store_pb2.ListRecentResponse:
         filters = check_filters(request.filters)
@@ -314,7 +316,9 @@ class Store:
     @staticmethod
     def _index_rows(conn: Conn, page: queries.ResultPage) -> list[common_pb2.IndexRow]:
         found = queries.index_rows(conn, [(h.kind, h.id) for h in page.hits])
-        return [convert.index_row_pb(found[(h.kind, h.id)], h.score) for h in page.hits if (h.kind, h.id) in found]
+        specific = queries.specificities(conn, found.values())
+        return [convert.index_row_pb(found[key], h.score, specific[key]) for h in page.hits
+                if (key := (h.kind, h.id)) in found]
 
     def timeline(self, request: store_pb2.StoreTimelineRequest) -> store_pb2.StoreTimelineResponse:
         for name in ("depth_before", "depth_after"):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from mnemo.query import ParsedQuery, like_pattern
 from mnemo.v1 import common_pb2
-from store_svc import convert
+from store_svc import convert, terms
 from store_svc.convert import OBSERVATION, PROMPT, SUMMARY
 from store_svc.dialect import Conn, Dialect, Row
 
@@ -24,6 +24,7 @@ def _chars(alias: str, columns: Sequence[str]) -> str:
 # of its main text (both dialect-specific).
 _FIRST_FILE = "@FIRST_FILE@"
 _ENDING = "@ENDING@"
+_HEAD = "@HEAD@"
 ENDING_CHARS = 16  # enough for a question mark behind trailing whitespace (convert.asks)
 
 
@@ -43,11 +44,13 @@ class KindSql:
     title_column: str
     """The text column shown as the kind's title: what `title:word` restricts to."""
     body: str = "''"
-    """SQL for the text whose ending tells whether the record asks (convert.asks); '' when it never does."""
+    """SQL for the record's main text: its ending tells whether it asks (convert.asks), its words how
+    specific it is (store_svc.terms); '' for summaries, which neither ask nor are counted."""
 
     def index_select(self, dialect: Dialect) -> str:
-        """index_columns with the dialect's expressions for the first file and the body's ending."""
-        columns = self.index_columns.replace(_ENDING, dialect.last_chars(self.body, ENDING_CHARS))
+        """index_columns with the dialect's expressions for the first file and the body's ends."""
+        columns = (self.index_columns.replace(_ENDING, dialect.last_chars(self.body, ENDING_CHARS))
+                   .replace(_HEAD, f"substr({self.body}, 1, {terms.TERMS_CHARS})"))
         if len(self.file_columns) < 2:
             return columns
         a, (primary, secondary) = self.alias, self.file_columns
@@ -81,8 +84,8 @@ KINDS: dict[int, KindSql] = {
               o.text, ''), 1, 120)) AS title,
             o.created_at AS created_at, o.created_at_epoch AS created_at_epoch,
             ({_chars('o', _OBS_TEXT)}) AS chars, o.project AS project,
-            {_FIRST_FILE} AS file, {_ENDING} AS ending""", "title",
-        "coalesce(nullif(o.narrative, ''), o.text, '')",
+            {_FIRST_FILE} AS file, {_ENDING} AS ending, {_HEAD} AS head""", "title",
+        terms.BODIES["observations"].format(r="o"),
     ),
     SUMMARY: KindSql(
         SUMMARY, "session_summaries", "s", _SUM_TEXT, (4.0, 1.0, 1.0, 1.0, 1.0, 1.0),
@@ -93,7 +96,7 @@ KINDS: dict[int, KindSql] = {
               AS title,
             s.created_at AS created_at, s.created_at_epoch AS created_at_epoch,
             ({_chars('s', _SUM_TEXT)}) AS chars, s.project AS project,
-            {_FIRST_FILE} AS file, {_ENDING} AS ending""", "request",
+            {_FIRST_FILE} AS file, {_ENDING} AS ending, {_HEAD} AS head""", "request",
     ),
     PROMPT: KindSql(
         PROMPT, "user_prompts", "p", ("prompt_text",), (1.0,),
@@ -101,7 +104,7 @@ KINDS: dict[int, KindSql] = {
         f"""{PROMPT} AS kind, p.id AS id, 'prompt' AS type, substr(p.prompt_text, 1, 120) AS title,
             p.created_at AS created_at, p.created_at_epoch AS created_at_epoch,
             length(p.prompt_text) AS chars, coalesce(ss.project, '') AS project, '' AS file,
-            {_ENDING} AS ending""", "prompt_text", "p.prompt_text",
+            {_ENDING} AS ending, {_HEAD} AS head""", "prompt_text", terms.BODIES["user_prompts"].format(r="p"),
     ),
 }
 
@@ -309,6 +312,18 @@ def index_rows(conn: Conn, refs: Iterable[tuple[int, int]],
         for row in conn.execute(sql, [*ids, *clause.params]):
             found[(kind, row["id"])] = row
     return found
+
+
+def specificities(conn: Conn, rows: Iterable[Row]) -> dict[tuple[int, int], float]:
+    """(kind, id) -> the record's specificity (store_svc.terms) from index rows' heads: one lookup
+    of their words' counts in term_stats."""
+    words = {(row["kind"], row["id"]): terms.terms(row["head"] or "") for row in rows}
+    wanted = sorted(set().union(*words.values()) | {terms.CORPUS_SIZE_TERM})
+    docs: dict[str, int] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        docs.update(conn.execute(f"SELECT term, docs FROM term_stats WHERE term IN ({_placeholders(part)})", part))
+    return terms.specificities(words, docs, docs.get(terms.CORPUS_SIZE_TERM, 0))
 
 
 _RECORD_SQL: dict[int, str] = {  # keyed by DocKind values

@@ -13,6 +13,7 @@ from pathlib import Path
 from mnemo.logs import get_logger
 from mnemo.query import CJK_CLASS
 from mnemo.timefmt import iso_from_ms, now_ms
+from store_svc import terms
 from store_svc.access import ACCESS_SQL
 from store_svc.fts_sqlite import SqliteConnection
 from store_svc.lease import LEASES_SQL
@@ -411,6 +412,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "leases", LEASES_SQL),
     (7, "access tokens, writers, cursor owners", ACCESS_SQL),
     (8, "lexical context of observations", _context_migration()),
+    (9, "word counts for specificity", terms.sqlite_migration()),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -420,6 +422,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> SqliteConnection:
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0,
                            factory=SqliteConnection)
     conn.row_factory = sqlite3.Row
+    # The term_stats triggers (migration 9) split a record into words with it.
+    conn.create_function("mnemo_terms", 1, terms.terms_json, deterministic=True)
     conn.execute("PRAGMA busy_timeout = 5000")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")

@@ -35,6 +35,7 @@ import psycopg
 from mnemo.logs import get_logger
 from mnemo.timefmt import iso_from_ms, now_ms
 from store_svc import schema as sqlite_schema
+from store_svc import terms
 from store_svc.access import ACCESS_SQL
 from store_svc.lease import LEASES_SQL
 from store_svc.schema import (
@@ -186,6 +187,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "leases", pg_ddl(LEASES_SQL)),
     (7, "access tokens, writers, cursor owners", pg_ddl(ACCESS_SQL)),
     (8, "lexical context of observations", _context()),
+    (9, "word counts for specificity", terms.pg_migration()),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -126,6 +126,21 @@ def test_the_record_that_answers_ranks_above_the_record_that_asks(store_stub, ve
     assert [row.asks for row in reply.rows] == [False, True]
 
 
+def test_the_record_that_says_something_ranks_above_small_talk(store_stub, vector_stub, search_stub):
+    for day, chat in enumerate(("Thanks, sounds good!", "Sounds good, thanks a lot", "Great, thanks, talk soon")):
+        add_obs(store_stub, session=f"chat{day}", title="Chat", narrative=chat, created_at_epoch=BASE + day * DAY_MS)
+    small_talk = add_obs(store_stub, session="s1", title="Checkout test",
+                         narrative="The checkout test, thanks, sounds good.", created_at_epoch=BASE + 5 * DAY_MS)
+    specific = add_obs(store_stub, session="s2", title="Checkout test",
+                       narrative="The checkout test failed: Stripe webhooks retried with a stale idempotency key.",
+                       created_at_epoch=BASE + 7 * DAY_MS)
+    sync_vectors(vector_stub)
+    reply = search(search_stub, "checkout test")
+    assert ids(reply)[:2] == [specific, small_talk]  # bm25 alone puts the shorter small talk first
+    specificity = {row.ref.id: row.specificity for row in reply.rows}
+    assert specificity[specific] > specificity[small_talk] > 0
+
+
 def test_a_cjk_substring_finds_cjk_text(store_stub, vector_stub, search_stub):
     target = add_obs(store_stub, title="用户登录失败", narrative="用户登录失败，因为会话过期。")
     add_obs(store_stub, title="数据库迁移", narrative="迁移脚本已完成。")

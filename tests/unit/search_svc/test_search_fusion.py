@@ -2,7 +2,7 @@
 
 import pytest
 
-from search_svc.fusion import Fused, FusionParams, fuse, with_context, with_question_penalty
+from search_svc.fusion import Fused, FusionParams, fuse, with_context, with_question_penalty, with_specificity
 
 pytestmark = pytest.mark.unit
 
@@ -164,3 +164,21 @@ def test_a_question_still_lends_its_whole_score_to_its_answer_as_context():
     placement = {"question": ("p", 0), "answer": ("p", 1_000)}
     ranked = with_question_penalty(with_context(fused, placement, params), {"question"}, params)
     assert {f.key: f.score for f in ranked}["answer"] == pytest.approx(2.0)
+
+
+def test_the_more_specific_of_two_close_candidates_ranks_first():
+    fused = [Fused("small talk", 2.0, 1, 1), Fused("specific", 1.8, 2, 2), Fused("summary", 1.0, 3, None)]
+    specificity = {"small talk": 1.0, "specific": 3.0, "summary": 0.0}  # 0: unknown, gains nothing
+    ranked = with_specificity(fused, specificity, FusionParams(specificity_weight=0.35))
+    assert keys(ranked) == ["specific", "small talk", "summary"]
+    scores = {f.key: f.score for f in ranked}
+    # z-scores over the two known values are +1 and -1
+    assert (scores["specific"], scores["small talk"], scores["summary"]) == pytest.approx((2.15, 1.65, 1.0))
+    assert keys(with_specificity(fused, specificity, FusionParams(specificity_weight=0.0))) == keys(fused)
+
+
+def test_specificity_needs_two_different_known_values():
+    fused = [Fused("a", 2.0, 1, 1), Fused("b", 1.0, 2, 2)]
+    params = FusionParams(specificity_weight=0.5)
+    assert with_specificity(fused, {"a": 2.0}, params) == fused
+    assert with_specificity(fused, {"a": 2.0, "b": 2.0}, params) == fused
