@@ -11,6 +11,7 @@ The SQLite dialect and connection live in store_svc.fts_sqlite, PostgreSQL's in 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -94,6 +95,13 @@ class Dialect:
             return (f"jsonb_array_elements_text(CASE WHEN {_pg_is_array(json)} THEN {json}::jsonb "
                     f"ELSE '[]'::jsonb END) AS j(value)")
         return f"json_each(CASE WHEN json_valid({column}) THEN {column} ELSE '[]' END)"
+
+    def one_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        """SQL testing that `column` is one of `values`, and its one parameter: the statement's text
+        does not depend on how many values there are, so it is parsed and planned once."""
+        if self.name == "postgres":
+            return f"{column} = ANY(?)", list(values)
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
     def last_chars(self, expression: str, count: int) -> str:
         """SQL for the last `count` characters of a text expression (all of it when shorter)."""

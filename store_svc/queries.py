@@ -318,11 +318,8 @@ def specificities(conn: Conn, rows: Iterable[Row]) -> dict[tuple[int, int], floa
     """(kind, id) -> the record's specificity (store_svc.terms) from index rows' heads: one lookup
     of their words' counts in term_stats."""
     words = {(row["kind"], row["id"]): terms.terms(row["head"] or "") for row in rows}
-    wanted = sorted(set().union(*words.values()) | {terms.CORPUS_SIZE_TERM})
-    docs: dict[str, int] = {}
-    for start in range(0, len(wanted), 500):
-        part = wanted[start:start + 500]
-        docs.update(conn.execute(f"SELECT term, docs FROM term_stats WHERE term IN ({_placeholders(part)})", part))
+    test, values = conn.dialect.one_of("term", sorted(set().union(*words.values()) | {terms.CORPUS_SIZE_TERM}))
+    docs = dict(conn.execute(f"SELECT term, docs FROM term_stats WHERE {test}", (values,)).fetchall())
     return terms.specificities(words, docs, docs.get(terms.CORPUS_SIZE_TERM, 0))
 
 

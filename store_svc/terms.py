@@ -2,7 +2,7 @@
 
 A record's specificity is the mean inverse document frequency, log(N / df), of its distinct
 words, where df counts the store's records (observations and prompts) holding the word and N
-counts those records. "Thanks, sounds great, let me know" scores low; "grpcio 1.67 segfaults on
+counts those records. "ok, thanks, will do" scores low; "grpcio 1.67 segfaults on
 musl" or "fixed the NPE in TokenRefresher" scores high. search_svc ranks the more specific of
 two otherwise equal candidates higher (docs/search.md, "records that say something").
 
@@ -12,8 +12,8 @@ SQL the same way). The row with the empty term holds N: no word is empty.
 
 Words are runs of letters and digits, lowercased, without mnemo's stop-words, runs of digits
 and one-character words. Only the first TERMS_CHARS characters of a record count: every index row
-a search returns is split again (about 8 ms for 200 rows of 1,000 characters of distinct words on
-this machine, less for shorter rows), and a pasted log must not make a write slow.
+a search returns is split again (docs/search.md has what that costs), and a pasted log must not
+make a write slow.
 """
 
 from __future__ import annotations
