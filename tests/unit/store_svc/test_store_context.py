@@ -9,6 +9,7 @@ from mnemo.v1 import common_pb2, store_pb2
 from store_svc import schema
 from store_svc.core import Store
 from tests.conftest import BOTH_BACKENDS
+from tests.unit.store_svc.upgrade import write_before
 
 pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
 
@@ -72,18 +73,7 @@ def test_not_and_phrases_read_a_records_own_words(store):
 
 def test_the_migration_fills_the_context_of_existing_rows(settings, monkeypatch):
     """Rows written before migration 8 get the context the insert trigger would have given them."""
-    if settings.store_backend == "postgres":
-        from store_svc.pg import schema as pg_schema
-
-        monkeypatch.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:7])
-    else:
-        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:7])
-    old = Store.from_settings(settings)
-    try:
-        ids = _sessions(old)
-    finally:
-        old.close()
-    monkeypatch.undo()
+    ids = write_before(settings, monkeypatch, 7, _sessions)
     store = Store.from_settings(settings)
     try:
         assert store.schema_version == schema.LATEST_VERSION

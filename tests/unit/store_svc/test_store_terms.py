@@ -11,6 +11,7 @@ from mnemo.v1 import common_pb2, store_pb2
 from store_svc import curation, schema, terms
 from store_svc.core import Store
 from tests.conftest import BOTH_BACKENDS
+from tests.unit.store_svc.upgrade import write_before
 
 pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
 
@@ -87,18 +88,7 @@ def test_index_rows_carry_specificity(store):
 
 def test_the_migration_counts_the_rows_already_there(settings, monkeypatch):
     """A store written before migration 9 gets the counts its triggers would have kept."""
-    if settings.store_backend == "postgres":
-        from store_svc.pg import schema as pg_schema
-
-        monkeypatch.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:8])
-    else:
-        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:8])
-    old = Store.from_settings(settings)
-    try:
-        add(old, "The build broke", "The build passed")
-    finally:
-        old.close()
-    monkeypatch.undo()
+    write_before(settings, monkeypatch, 8, lambda old: add(old, "The build broke", "The build passed"))
     store = Store.from_settings(settings)
     try:
         assert store.schema_version == schema.LATEST_VERSION
