@@ -173,7 +173,7 @@ class CVResult:
 
 class CrossValidation:
     def __init__(self, cases: Sequence[Case], epoch: Callable[[str, str], int], facts: TurnFacts = NO_FACTS):
-        """`facts`: what the store says about each turn (bench/locomo.py, turn_facts)."""
+        """`facts`: what the store says about each turn (turn_facts)."""
         self.cases = [c for c in cases if c.category in (1, 2, 3, 4)]
         self.epoch = epoch
         self.facts = facts
