@@ -92,11 +92,11 @@ def turn_facts(items: Iterable[tuple[str, str, str]]) -> TurnFacts:
     items = list(items)
     words = {(project, dia): terms.terms(text) for project, dia, text in items}
     docs = Counter(w for ws in words.values() for w in ws)
+    values = terms.specificities(words, docs, len(items))
     asking: dict[str, set[str]] = {}
     specificity: dict[str, dict[str, float]] = {}
-    for (project, dia), value in terms.specificities(words, docs, len(items)).items():
-        specificity.setdefault(project, {})[dia] = value
     for project, dia, text in items:
+        specificity.setdefault(project, {})[dia] = values[(project, dia)]
         if asks(text):
             asking.setdefault(project, set()).add(dia)
     return TurnFacts({project: frozenset(dias) for project, dias in asking.items()}, specificity)

@@ -291,7 +291,7 @@ class Store:
         order = request.order if request.order == common_pb2.ORDER_DATE_ASC else common_pb2.ORDER_DATE_DESC
         with self.reading() as conn:
             page = queries.find(conn, filters, None, order, limit, offset)
-            rows = self._index_rows(conn, page)
+            rows = self._index_rows(conn, page, ranked=False)
         return store_pb2.ListRecentResponse(rows=rows, total=sum(page.totals.values()))
 
     def search(self, request: store_pb2.StoreSearchRequest) -> store_pb2.StoreSearchResponse:
@@ -303,7 +303,7 @@ class Store:
             return store_pb2.StoreSearchResponse()  # nothing searchable in the text (only punctuation)
         with self.reading() as conn:
             page = queries.find(conn, filters, query, request.order, limit, offset)
-            hits = self._index_rows(conn, page)
+            hits = self._index_rows(conn, page, ranked=query is not None)
         totals = page.totals
         return store_pb2.StoreSearchResponse(
             hits=hits,
@@ -314,10 +314,12 @@ class Store:
         )
 
     @staticmethod
-    def _index_rows(conn: Conn, page: queries.ResultPage) -> list[common_pb2.IndexRow]:
+    def _index_rows(conn: Conn, page: queries.ResultPage, ranked: bool) -> list[common_pb2.IndexRow]:
+        """The page's index rows; `ranked` (a query's matches, which search_svc fuses): with their
+        specificity, which listings do not need and should not pay for."""
         found = queries.index_rows(conn, [(h.kind, h.id) for h in page.hits])
-        specific = queries.specificities(conn, found.values())
-        return [convert.index_row_pb(found[key], h.score, specific[key]) for h in page.hits
+        specific = queries.specificities(conn, found.values()) if ranked else {}
+        return [convert.index_row_pb(found[key], h.score, specific.get(key, 0.0)) for h in page.hits
                 if (key := (h.kind, h.id)) in found]
 
     def timeline(self, request: store_pb2.StoreTimelineRequest) -> store_pb2.StoreTimelineResponse:

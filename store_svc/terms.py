@@ -58,7 +58,7 @@ def specificities(words: Mapping[K, Iterable[str]], docs: Mapping[str, int], cor
     return out
 
 
-def stop_words_sql() -> str:
+def _stop_words_sql() -> str:
     """The stop-words as a SQL list of literals (fixed words from code, never user text)."""
     return ", ".join("'" + word.replace("'", "''") + "'" for word in sorted(_STOP))
 
@@ -132,7 +132,7 @@ def pg_migration() -> str:
 CREATE TABLE term_stats (term TEXT PRIMARY KEY, docs BIGINT NOT NULL);
 CREATE FUNCTION mnemo_terms(body text) RETURNS SETOF text LANGUAGE sql IMMUTABLE AS $$
   SELECT DISTINCT w FROM regexp_split_to_table(lower(left(coalesce(body, ''), {TERMS_CHARS})), '[^[:alnum:]]+') AS w
-  WHERE length(w) > 1 AND w !~ '^[0-9]+$' AND w NOT IN ({stop_words_sql()})
+  WHERE length(w) > 1 AND w !~ '^[0-9]+$' AND w NOT IN ({_stop_words_sql()})
 $$;
 {_backfill("mnemo_terms(b.body) AS w", "w")}
 CREATE FUNCTION mnemo_term_stats() RETURNS trigger LANGUAGE plpgsql AS $$
