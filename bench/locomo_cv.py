@@ -118,10 +118,15 @@ def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: F
     """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates,
     the penalty of the records that ask and the gain of specific ones (`facts`)."""
     fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
-    placement = {f.key: (project, epoch(project, str(f.key))) for f in fused}
+    placement = placement_of(fused, project, epoch)
     fused = with_period_bonus(with_context(fused, placement, params), placement, periods, params)
     fused = with_question_penalty(fused, facts.asking.get(project, frozenset()), params)
     return with_specificity(fused, facts.specificity.get(project, {}), params)
+
+
+def placement_of(fused: Sequence[Fused], project: str, epoch: Callable[[str, str], int]) -> dict[str, tuple[str, int]]:
+    """Where each candidate sits in time (search_svc.retrieval's placement: project, epoch)."""
+    return {str(f.key): (project, epoch(project, str(f.key))) for f in fused}
 
 
 def dias(fused: Sequence[Fused]) -> list[str]:
@@ -202,12 +207,14 @@ class CrossValidation:
         params = max(self.grid, key=lambda p: recall_at(train, keys_of(self.own(p))))
         own, cross = self.own(params), self.cross(params)
         floors = [calibrate_floor(train, own, cross, w) for w in BM25_WEIGHTS]
-        floor = max(floors, key=lambda f: recall_at(train, self._floored(train, own, f)))
+        floor = max(floors, key=lambda f: recall_at(train, self.floored(train, params, f)))
         return params, floor
 
-    @staticmethod
-    def _floored(cases: Sequence[Case], own: dict[QKey, list[Fused]], floor: RelevanceFloor) -> dict[QKey, list[str]]:
-        return {c.key: dias(above_floor(own[c.key], floor)) for c in cases}
+    def floored(self, cases: Sequence[Case], params: FusionParams, floor: RelevanceFloor) -> dict[QKey, list[str]]:
+        """Each case's ranking under `params`, cut to its matches by `floor` (as search_svc does)."""
+        own = self.own(params)
+        return {c.key: dias(above_floor(own[c.key], floor, placement=placement_of(own[c.key], c.project, self.epoch),
+                                        params=params)) for c in cases}
 
     def _nothing_found(self, cases: Sequence[Case], params: FusionParams, floor: RelevanceFloor) -> int:
         cross = self.cross(params)
@@ -218,7 +225,7 @@ class CrossValidation:
         params, floor = self.choose(self.cases)
         in_sample = Fold("", params, floor)
         ranked_in = {c.key: dias(self.own(params)[c.key]) for c in self.cases}
-        floored_in = self._floored(self.cases, self.own(params), floor)
+        floored_in = self.floored(self.cases, params, floor)
         empty_in = self._nothing_found(self.cases, params, floor)
         folds, ranked_cv, floored_cv, empty_cv = [], {}, {}, 0
         for held in projects:
@@ -227,7 +234,7 @@ class CrossValidation:
             params, floor = self.choose(train)
             folds.append(Fold(held, params, floor))
             ranked_cv.update({c.key: dias(self.own(params)[c.key]) for c in test})
-            floored_cv.update(self._floored(test, self.own(params), floor))
+            floored_cv.update(self.floored(test, params, floor))
             empty_cv += self._nothing_found(test, params, floor)
         n = len(self.cases) or 1
         return CVResult(folds, in_sample, ranked_in, ranked_cv, floored_in, floored_cv, empty_in / n, empty_cv / n)

@@ -249,14 +249,14 @@ def evaluate(name: str, variants: dict[object, list[Case]], epoch: Callable[[str
         for setting, cv in cvs.items():
             train = [c for c in cv.cases if train_filter(c)]
             params, floor = cv.choose(train)
-            score = locomo_cv.recall_at(train, cv._floored(train, cv.own(params), floor))
+            score = locomo_cv.recall_at(train, cv.floored(train, params, floor))
             if best is None or score > best[0]:
                 best = (score, setting, params, floor)
         return best
 
     _, s_in, p_in, f_in = pick(lambda c: True)
     cv_in = cvs[s_in]
-    in_sample = locomo_cv.recall_at(cv_in.cases, cv_in._floored(cv_in.cases, cv_in.own(p_in), f_in))
+    in_sample = locomo_cv.recall_at(cv_in.cases, cv_in.floored(cv_in.cases, p_in, f_in))
     ranked, floored, empty, chosen = {}, {}, 0, []
     for held in projects:
         _, setting, params, floor = pick(lambda c, h=held: c.project != h)
@@ -264,7 +264,7 @@ def evaluate(name: str, variants: dict[object, list[Case]], epoch: Callable[[str
         chosen.append(setting)
         test = [c for c in cv.cases if c.project == held]
         ranked.update({c.key: locomo_cv.dias(cv.own(params)[c.key]) for c in test})
-        floored.update(cv._floored(test, cv.own(params), floor))
+        floored.update(cv.floored(test, params, floor))
         empty += cv._nothing_found(test, params, floor)
     n = len(any_cases)
     lex = {c.key: [d for d, _ in c.own[0]] for c in cvs[s_in].cases}

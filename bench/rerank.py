@@ -62,7 +62,7 @@ from locomo import (  # noqa: E402
 )
 from locomo_cv import Case, CrossValidation, QKey, TurnFacts, describe, recall_at  # noqa: E402
 
-from search_svc.fusion import Fused, FusionParams, RelevanceFloor, above_floor  # noqa: E402
+from search_svc.fusion import Fused, FusionParams, RelevanceFloor  # noqa: E402
 
 # -- the re-ranker ----------------------------------------------------------------------------------
 _WHITESPACE = re.compile(r"\s\s+")
@@ -227,12 +227,8 @@ def run_cv(cases: list[Case], epochs: dict, facts: TurnFacts, rescorer: Rescorer
 
     def floored(subset: Sequence[Case], params: FusionParams, floor: RelevanceFloor,
                 ranking: dict[QKey, list[str]]) -> dict[QKey, list[str]]:
-        own = cv.own(params)
-        out = {}
-        for c in subset:
-            kept = {str(f.key) for f in above_floor(own[c.key], floor)}
-            out[c.key] = [d for d in ranking[c.key] if d in kept]
-        return out
+        kept = {key: set(matches) for key, matches in cv.floored(subset, params, floor).items()}
+        return {c.key: [d for d in ranking[c.key] if d in kept[c.key]] for c in subset}
 
     in_params, in_floor = base.in_sample.params, base.in_sample.floor
     in_choice = choose(cv.cases, in_params)

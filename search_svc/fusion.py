@@ -47,7 +47,9 @@ so they cannot tell whether anything matched. The floor uses absolute evidence (
 similarity, optionally plus weighted bm25), calibrated on questions asked in the wrong project
 (the LoCoMo cross-conversation protocol of bench/locomo.py, chosen by cross-validation): a
 query whose best candidate stays under the gate finds nothing, and only records reaching the
-keep level are matches, so totals count matches, not the project's size.
+keep level are matches, so totals count matches, not the project's size. A record under the keep
+level is still a match when a time-neighbour of it (the neighbours temporal context reads) reaches
+the gate: it was ranked through that neighbour, as temporal context intends.
 
 Ties are broken by the best rank in either list, then by the record key, so the
 fused order is deterministic (pagination never repeats or skips a record).
@@ -55,7 +57,7 @@ fused order is deterministic (pagination never repeats or skips a record).
 
 from __future__ import annotations
 
-from collections.abc import Container, Hashable, Mapping, Sequence
+from collections.abc import Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from search_svc.periods import Period
@@ -115,7 +117,7 @@ class RelevanceFloor:
     relevance = similarity + bm25_weight x bm25, where a record absent from the vector list
     counts the lowest similarity in that list (its own is lower still). A query whose best
     candidate stays under `gate` found nothing; otherwise the records reaching `keep` are
-    its matches. Similarities are only comparable within one embedding model, so floors are
+    its matches, with the time-neighbours of those reaching `gate` (above_floor). Similarities are only comparable within one embedding model, so floors are
     calibrated per model (CALIBRATED_FLOORS)."""
 
     gate: float
@@ -141,18 +143,25 @@ def relevance(fused: Sequence[Fused], floor: RelevanceFloor) -> list[float]:
     return [(f.similarity if f.similarity is not None else missing) + floor.bm25_weight * f.bm25 for f in fused]
 
 
-def above_floor(fused: list[Fused], floor: RelevanceFloor | None,
-                unjudged: Container[Key] = frozenset()) -> list[Fused]:
+def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Container[Key] = frozenset(),
+                placement: Mapping[Key, tuple[str, int]] | None = None,
+                params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
     """The matches of a fused list: none when its best stays under the gate, else those
-    reaching `keep`, in their order. No floor: every candidate is a match. `unjudged`
-    candidates (lexical matches the vector index has not embedded yet) are matches either
-    way: the floor needs their similarity, which nobody knows yet."""
+    reaching `keep`, and those beside a candidate that reaches the gate (within
+    params.context_reach steps in time, as for with_context; `placement` as there), in their
+    order. A record whose own words miss the query is found through its neighbour, so its own
+    relevance says little. No floor: every candidate is a match. `unjudged` candidates (lexical
+    matches the vector index has not embedded yet) are matches either way: the floor needs their
+    similarity, which nobody knows yet."""
     if floor is None:
         return list(fused)
     values = relevance(fused, floor)
-    gate_passed = max(values, default=float("-inf")) >= floor.gate
+    if max(values, default=float("-inf")) < floor.gate:
+        return [item for item in fused if item.key in unjudged]
+    strong = {item.key for item, value in zip(fused, values, strict=True) if value >= floor.gate}
+    lent = _beside(strong, [f.key for f in fused], placement or {}, params) if params.context_weight > 0 else set()
     return [item for item, value in zip(fused, values, strict=True)
-            if item.key in unjudged or (gate_passed and value >= floor.keep)]
+            if value >= floor.keep or item.key in lent or item.key in unjudged]
 
 
 def fuse(
@@ -198,8 +207,7 @@ def with_context(fused: list[Fused], placement: Mapping[Key, tuple[str, int]],
     if params.context_weight <= 0 or len(fused) < 2:
         return list(fused)
     base = {f.key: f.score for f in fused}
-    timeline = sorted((k for k in base if k in placement), key=lambda k: (placement[k], repr(k)))
-    places = [placement[key] for key in timeline]
+    timeline, places = _timeline(base, placement)
     scores = [base[key] for key in timeline]
     bonus: dict[Key, float] = {}
     for i, key in enumerate(timeline):
@@ -264,6 +272,25 @@ def _raised(item: Fused, amount: float) -> Fused:
     """`item` with `amount` added to its score. Fused(...) rather than dataclasses.replace: this
     runs for every candidate of every search."""
     return Fused(item.key, item.score + amount, item.lexical_rank, item.vector_rank, item.bm25, item.similarity)
+
+
+def _timeline(keys: Iterable[Key], placement: Mapping[Key, tuple[str, int]]) -> tuple[list[Key], list[tuple[str, int]]]:
+    """The placed keys in time order (project, then epoch; ties by key), and their places."""
+    timeline = sorted((k for k in keys if k in placement), key=lambda k: (placement[k], repr(k)))
+    return timeline, [placement[key] for key in timeline]
+
+
+def _beside(anchors: set[Key], keys: Iterable[Key], placement: Mapping[Key, tuple[str, int]],
+            params: FusionParams) -> set[Key]:
+    """The `keys` within params.context_reach steps in time of an anchor (same project, at most
+    params.context_window_ms apart), as with_context sees them."""
+    timeline, places = _timeline(keys, placement)
+    near: set[Key] = set()
+    for i, key in enumerate(timeline):
+        if key in anchors:
+            near.update(timeline[j] for j in range(i - params.context_reach, i + params.context_reach + 1)
+                        if j != i and _near(places, i, j, params.context_window_ms))
+    return near
 
 
 def _near(places: list[tuple[str, int]], i: int, j: int, window_ms: int) -> bool:

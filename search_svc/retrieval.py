@@ -347,7 +347,7 @@ class Retrieval:
         fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
         fused = with_question_penalty(fused, {key for key, row in by_key.items() if row.asks}, self.fusion)
         fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
-        fused = above_floor(fused, floor, unjudged=_not_yet_embedded(lexical, semantic))
+        fused = above_floor(fused, floor, _not_yet_embedded(lexical, semantic), placement, self.fusion)
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

@@ -1,5 +1,6 @@
 """The relevance floor over the real stack (store, vector with the hash embedder): a query with
-no relevant record finds nothing and says so, and totals count matches, not the project."""
+no relevant record finds nothing and says so, totals count matches, not the project, and a record
+written moments after a match is found through it."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ SHOP = [
     ("Coupon expiry", "Expired coupons were still accepted at checkout; added an expiry check."),
     ("Product image sizes", "Product images are now served in three sizes for the catalogue grid."),
 ]
+DAY_MS = 86_400_000
+BASE_MS = 1_767_225_600_000  # 2026-01-01; the shop's records a day apart, so none is context for another
 
 
 @pytest.fixture
@@ -40,7 +43,8 @@ def floored(settings, store_server, vector_server) -> Iterator[Retrieval]:
 
 @pytest.fixture
 def shop(store_stub, vector_stub) -> list[int]:
-    made = [add_observation(store_stub, project="shop", title=t, narrative=n) for t, n in SHOP]
+    made = [add_observation(store_stub, project="shop", title=t, narrative=n, created_at_epoch=BASE_MS + i * DAY_MS)
+            for i, (t, n) in enumerate(SHOP)]
     add_observation(store_stub, project="infra", title="Helm chart for the kubernetes cluster",
                     narrative="The kubernetes helm chart pins the ingress controller version.")
     sync_vectors(vector_stub)
@@ -71,3 +75,17 @@ def test_pages_of_a_floored_search_add_up_to_its_total(floored, shop):
     second = floored.search(search_pb2.SearchRequest(query="checkout", project="shop", limit=1, offset=1))
     assert first.counts.total == second.counts.total == 2
     assert {first.rows[0].ref.id, second.rows[0].ref.id} == {shop[0], shop[2]}
+
+
+def test_a_record_written_moments_after_a_match_is_a_match_through_it(floored, store_stub, vector_stub):
+    fix = add_observation(store_stub, project="till", title="Coupon expiry",
+                          narrative="Expired coupons were still accepted at checkout; added an expiry check.",
+                          created_at_epoch=BASE_MS)
+    run = add_observation(store_stub, project="till", title="Test suite", narrative="Ran pytest: 212 passed.",
+                          created_at_epoch=BASE_MS + 60_000)  # shares no word with the query
+    add_observation(store_stub, project="till", title="Test suite", narrative="Ran pytest: 180 passed.",
+                    created_at_epoch=BASE_MS + DAY_MS)  # the same words, a day later: no context of the fix
+    sync_vectors(vector_stub)
+    reply = floored.search(search_pb2.SearchRequest(query="expired coupons at checkout", project="till"))
+    assert [row.ref.id for row in reply.rows] == [fix, run]
+    assert reply.counts.total == 2
