@@ -49,7 +49,8 @@ similarity, optionally plus weighted bm25), calibrated on questions asked in the
 query whose best candidate stays under the gate finds nothing, and only records reaching the
 keep level are matches, so totals count matches, not the project's size. A record under the keep
 level is still a match when a time-neighbour of it (the neighbours temporal context reads) reaches
-the gate: it was ranked through that neighbour, as temporal context intends.
+the gate and the ranking puts it above another match: it was ranked through that neighbour, as
+temporal context intends.
 
 Ties are broken by the best rank in either list, then by the record key, so the
 fused order is deterministic (pagination never repeats or skips a record).
@@ -117,7 +118,7 @@ class RelevanceFloor:
     relevance = similarity + bm25_weight x bm25, where a record absent from the vector list
     counts the lowest similarity in that list (its own is lower still). A query whose best
     candidate stays under `gate` found nothing; otherwise the records reaching `keep` are
-    its matches, with the time-neighbours of those reaching `gate` (above_floor). Similarities
+    its matches, with the time-neighbours of those reaching `gate` ranked above one (above_floor). Similarities
     are only comparable within one embedding model, so floors are calibrated per model
     (CALIBRATED_FLOORS)."""
 
@@ -148,21 +149,24 @@ def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Cont
                 placement: Mapping[Key, tuple[str, int]] | None = None,
                 params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
     """The matches of a fused list: none when its best stays under the gate, else those
-    reaching `keep`, and those beside a candidate that reaches the gate (within
-    params.context_reach steps in time, as for with_context; `placement` as there), in their
-    order. A record whose own words miss the query is found through its neighbour, so its own
-    relevance says little. No floor: every candidate is a match. `unjudged` candidates (lexical
-    matches the vector index has not embedded yet) are matches either way: the floor needs their
-    similarity, which nobody knows yet."""
+    reaching `keep`, in their order, and those the ranking puts above one of them through a
+    neighbour: a candidate within params.context_reach steps in time (as for with_context;
+    `placement` as there) of one that reaches the gate. A record whose own words miss the query
+    is found through its neighbour, so its own relevance says little; one ranked below every
+    match adds nothing to the answer. No floor: every candidate is a match. `unjudged`
+    candidates (lexical matches the vector index has not embedded yet) are matches either way:
+    the floor needs their similarity, which nobody knows yet."""
     if floor is None:
         return list(fused)
     values = relevance(fused, floor)
     if max(values, default=float("-inf")) < floor.gate:
         return [item for item in fused if item.key in unjudged]
+    own = [value >= floor.keep for value in values]
+    last_own = max(i for i, is_own in enumerate(own) if is_own)  # the best one reaches keep <= gate
     strong = {item.key for item, value in zip(fused, values, strict=True) if value >= floor.gate}
     lent = _beside(strong, [f.key for f in fused], placement or {}, params) if params.context_weight > 0 else set()
-    return [item for item, value in zip(fused, values, strict=True)
-            if value >= floor.keep or item.key in lent or item.key in unjudged]
+    return [item for i, (item, is_own) in enumerate(zip(fused, own, strict=True))
+            if is_own or item.key in unjudged or (i < last_own and item.key in lent)]
 
 
 def fuse(

@@ -1,6 +1,6 @@
 """The relevance floor over the real stack (store, vector with the hash embedder): a query with
 no relevant record finds nothing and says so, totals count matches, not the project, and a record
-written moments after a match is found through it."""
+ranked through the match written moments before it is a match too."""
 
 from __future__ import annotations
 
@@ -26,8 +26,6 @@ SHOP = [
     ("Coupon expiry", "Expired coupons were still accepted at checkout; added an expiry check."),
     ("Product image sizes", "Product images are now served in three sizes for the catalogue grid."),
 ]
-DAY_MS = 86_400_000
-BASE_MS = 1_767_225_600_000  # 2026-01-01; the shop's records a day apart, so none is context for another
 
 
 @pytest.fixture
@@ -43,8 +41,7 @@ def floored(settings, store_server, vector_server) -> Iterator[Retrieval]:
 
 @pytest.fixture
 def shop(store_stub, vector_stub) -> list[int]:
-    made = [add_observation(store_stub, project="shop", title=t, narrative=n, created_at_epoch=BASE_MS + i * DAY_MS)
-            for i, (t, n) in enumerate(SHOP)]
+    made = [add_observation(store_stub, project="shop", title=t, narrative=n) for t, n in SHOP]
     add_observation(store_stub, project="infra", title="Helm chart for the kubernetes cluster",
                     narrative="The kubernetes helm chart pins the ingress controller version.")
     sync_vectors(vector_stub)
@@ -77,15 +74,23 @@ def test_pages_of_a_floored_search_add_up_to_its_total(floored, shop):
     assert {first.rows[0].ref.id, second.rows[0].ref.id} == {shop[0], shop[2]}
 
 
-def test_a_record_written_moments_after_a_match_is_a_match_through_it(floored, store_stub, vector_stub):
+def test_a_record_ranked_through_the_match_written_moments_before_it_is_a_match(floored, store_stub, vector_stub):
+    day, start = 86_400_000, 1_767_225_600_000  # 2026-01-01
+    older = add_observation(store_stub, project="till", title="Stylesheet",  # a weaker match, a day before
+                            narrative="Checkout: moved the button styles into the shared stylesheet.",
+                            created_at_epoch=start - day)
+    report = add_observation(store_stub, project="till", title="Bug report",
+                             narrative="Expired coupons are accepted at checkout.", created_at_epoch=start - 60_000)
     fix = add_observation(store_stub, project="till", title="Coupon expiry",
                           narrative="Expired coupons were still accepted at checkout; added an expiry check.",
-                          created_at_epoch=BASE_MS)
+                          created_at_epoch=start)
     run = add_observation(store_stub, project="till", title="Test suite", narrative="Ran pytest: 212 passed.",
-                          created_at_epoch=BASE_MS + 60_000)  # shares no word with the query
+                          created_at_epoch=start + 60_000)  # shares no word with the query
     add_observation(store_stub, project="till", title="Test suite", narrative="Ran pytest: 180 passed.",
-                    created_at_epoch=BASE_MS + DAY_MS)  # the same words, a day later: no context of the fix
+                    created_at_epoch=start + day)  # the same words, a day later: no context of the fix
     sync_vectors(vector_stub)
     reply = floored.search(search_pb2.SearchRequest(query="expired coupons at checkout", project="till"))
-    assert [row.ref.id for row in reply.rows] == [fix, run]
-    assert reply.counts.total == 2
+    # run is ranked above older (a match on its own) through fix and report, its neighbours in time
+    ids = [row.ref.id for row in reply.rows]
+    assert sorted(ids[:2]) == sorted([report, fix]) and ids[2:] == [run, older]
+    assert reply.counts.total == 4

@@ -112,23 +112,25 @@ def test_the_floor_keeps_the_records_at_the_keep_level_in_their_order():
     assert above_floor(fused, None) == fused
 
 
-def test_a_record_beside_one_that_reaches_the_gate_is_a_match_whatever_its_own_relevance():
+def test_a_record_ranked_above_a_match_through_its_neighbour_is_a_match_whatever_its_own_relevance():
     from search_svc.fusion import RelevanceFloor, above_floor
 
     floor = RelevanceFloor(gate=0.5, keep=0.3)
-    # similarities: best 0.7, mid 0.4 (keep, not gate), answer / second / after-mid / late / other 0.2-0.1
-    fused = fuse([], [("best", 0.3), ("mid", 0.6), ("answer", 0.8), ("second", 0.82), ("after-mid", 0.84),
-                      ("late", 0.86), ("other", 0.88)])
-    placement = {"second": ("p", 0), "best": ("p", 60_000), "answer": ("p", 120_000),
-                 "mid": ("p", 7_200_000), "after-mid": ("p", 7_260_000),
-                 "late": ("p", 3_600_000), "other": ("q", 60_000)}
-    kept = keys(above_floor(fused, floor, placement=placement))
-    # answer and second sit next to best; late is an hour away, other in another project, and mid
-    # (a match in its own right) reaches only the keep level, so it lends nothing to after-mid
-    assert sorted(kept) == ["answer", "best", "mid", "second"]
-    assert kept == [k for k in keys(fused) if k in kept]  # in their fused order
+
+    def candidate(key: str, score: float, similarity: float) -> Fused:
+        return Fused(key, score, None, 1, similarity=similarity)
+
+    # in fused order; best reaches the gate, mid only the keep level, the others neither
+    fused = [candidate("best", 3.0, 0.7), candidate("answer", 2.0, 0.2), candidate("late", 1.9, 0.15),
+             candidate("other", 1.8, 0.15), candidate("mid", 1.5, 0.4), candidate("after-mid", 1.4, 0.1),
+             candidate("below", 1.0, 0.1)]
+    placement = {"best": ("p", 0), "answer": ("p", 60_000), "below": ("p", 120_000), "late": ("p", 3_600_000),
+                 "other": ("q", 60_000), "mid": ("p", 7_200_000), "after-mid": ("p", 7_260_000)}
+    # answer sits next to best and ranks above mid; below sits next to best too but ranks under every
+    # match; late is an hour away, other in another project; mid reaches only keep, so it lends nothing
+    assert keys(above_floor(fused, floor, placement=placement)) == ["best", "answer", "mid"]
     without_context = FusionParams(context_weight=0.0)
-    assert sorted(keys(above_floor(fused, floor, placement=placement, params=without_context))) == ["best", "mid"]
+    assert keys(above_floor(fused, floor, placement=placement, params=without_context)) == ["best", "mid"]
 
 
 def test_a_lexical_match_the_index_has_not_embedded_yet_is_a_match_whatever_the_floor():
