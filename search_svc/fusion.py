@@ -118,9 +118,9 @@ class RelevanceFloor:
     relevance = similarity + bm25_weight x bm25, where a record absent from the vector list
     counts the lowest similarity in that list (its own is lower still). A query whose best
     candidate stays under `gate` found nothing; otherwise the records reaching `keep` are
-    its matches, with the time-neighbours of those reaching `gate` ranked above one (above_floor). Similarities
-    are only comparable within one embedding model, so floors are calibrated per model
-    (CALIBRATED_FLOORS)."""
+    its matches, with the time-neighbours of those reaching `gate` that rank above one of them
+    (above_floor). Similarities are only comparable within one embedding model, so floors are
+    calibrated per model (CALIBRATED_FLOORS)."""
 
     gate: float
     keep: float
