@@ -1,11 +1,12 @@
 """LoCoMo retrieval benchmark: lexical-only vs vector-only vs hybrid, through the public gRPC API.
 
-Protocol (../shared/data/locomo/README.md): one observation per dialogue turn, text
-"<speaker>: <text>" (plus the image caption when present), dated with its session's date,
-project = sample_id; one query per question scoped to its conversation's project; a hit at
-k = any evidence dia_id among the first k results; recall@1/5/10 and MRR@10 per category
-and over categories 1-4 (category 5 separately), with the public audit's evidence
-corrections applied.
+How it measures (the protocol the data folder's README sets, in brief): every turn of a
+conversation is saved as one observation in that conversation's project, written at its
+session's time, its text the speaker's name and what they said (and a picture's caption); every
+question is searched in its own project; a question counts as found at k when one of its
+evidence turns is among the first k rows. Recall@1/5/10 and MRR@10 are printed per question
+type, and for types 1-4 together (type 5, the adversarial one, on its own line), after the
+public audit's corrections to the evidence.
 
 Then, unless --no-cv: each question is also asked in another conversation's project (where
 nothing is relevant) to measure "nothing found", and every fusion parameter and the relevance
@@ -69,7 +70,8 @@ def load_dev(data_dir: Path = DATA_DIR) -> list[dict]:
 def audit_corrections(dev: list[dict], data_dir: Path = DATA_DIR) -> tuple[dict[tuple[str, int], list[str]], int]:
     """(sample_id, qa index) -> corrected evidence, and how many audit entries could not be matched.
 
-    question_id is locomo_<conversation index in the FULL file>_qa<index>. The dev file keeps
+    An audit entry's question_id names the conversation by its position in the original, ten
+    conversation file and the question by its position within it. The dev file keeps
     the full file's first five conversations in order; each mapping is verified by the
     question text, and an entry whose text does not match is searched in every conversation.
     """
