@@ -163,10 +163,13 @@ def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Cont
         return [item for item in fused if item.key in unjudged]
     own = [value >= floor.keep for value in values]
     last_own = max(i for i, is_own in enumerate(own) if is_own)  # the best one reaches keep <= gate
-    strong = {item.key for item, value in zip(fused, values, strict=True) if value >= floor.gate}
-    lent = _beside(strong, [f.key for f in fused], placement or {}, params) if params.context_weight > 0 else set()
-    return [item for i, (item, is_own) in enumerate(zip(fused, own, strict=True))
-            if is_own or item.key in unjudged or (i < last_own and item.key in lent)]
+    # only a candidate under keep and ranked above a match can be lent match status
+    lendable = {item.key for item, is_own in zip(fused[:last_own], own[:last_own], strict=True) if not is_own}
+    lent: set[Key] = set()
+    if lendable and params.context_weight > 0:
+        strong = {item.key for item, value in zip(fused, values, strict=True) if value >= floor.gate}
+        lent = lendable & _beside(strong, [f.key for f in fused], placement or {}, params)
+    return [item for item, is_own in zip(fused, own, strict=True) if is_own or item.key in unjudged or item.key in lent]
 
 
 def fuse(

@@ -30,13 +30,12 @@ K = TypeVar("K", bound=Hashable)
 TERMS_CHARS = 1000
 CORPUS_SIZE_TERM = ""  # term_stats row whose `docs` is the number of records counted
 _WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset(word.lower() for word in STOP_WORDS)
 
 
 def terms(text: str) -> set[str]:
     """The distinct words of a record that count for its specificity. Runs for every index row a
     search returns: one regex pass and set operations."""
-    found = set(_WORD.findall(text[:TERMS_CHARS].lower())) - _STOP
+    found = set(_WORD.findall(text[:TERMS_CHARS].lower())) - STOP_WORDS
     return {w for w in found if len(w) > 1 and not w.isdigit()}
 
 
@@ -60,7 +59,7 @@ def specificities(words: Mapping[K, Iterable[str]], docs: Mapping[str, int], cor
 
 def _stop_words_sql() -> str:
     """The stop-words as a SQL list of literals (fixed words from code, never user text)."""
-    return ", ".join("'" + word.replace("'", "''") + "'" for word in sorted(_STOP))
+    return ", ".join("'" + word.replace("'", "''") + "'" for word in sorted(STOP_WORDS))
 
 
 # The text whose words count, per table ({r}: the row's alias): an observation's narrative, else
