@@ -53,7 +53,8 @@ class Services:
     def serve(self, service: str, home: Path, **settings: str) -> tuple[subprocess.Popen, str]:
         address = f"127.0.0.1:{store_bench.free_port()}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
-        env.update(MNEMO_HOME=str(home), MNEMO_LOG_LEVEL="warning", MNEMO_EMBEDDER="hash", PYTHONPATH=str(REPO))
+        env.update(MNEMO_HOME=str(home), MNEMO_LOG_LEVEL="warning", MNEMO_EMBEDDER="hash", PYTHONPATH=str(REPO),
+                   MNEMO_INSECURE_NO_AUTH="true")  # throwaway services on loopback, measured without auth
         env.update({f"MNEMO_{k.upper()}": v for k, v in settings.items()})
         entry = REPO / ".venv/bin/mnemo"
         command = [str(entry)] if entry.exists() else [sys.executable, "-m", "mnemo.cli"]

@@ -133,7 +133,8 @@ def free_port() -> int:
 def start_server(home: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
-    env.update(MNEMO_HOME=str(home), MNEMO_LOG_LEVEL="warning", PYTHONPATH=str(REPO))
+    env.update(MNEMO_HOME=str(home), MNEMO_LOG_LEVEL="warning", PYTHONPATH=str(REPO),
+               MNEMO_INSECURE_NO_AUTH="true")  # a throwaway store on loopback, measured without auth
     entry = REPO / ".venv/bin/mnemo"
     command = [str(entry)] if entry.exists() else [sys.executable, "-m", "mnemo.cli"]
     proc = subprocess.Popen(

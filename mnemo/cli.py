@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", default=None, help="unix:PATH or HOST:PORT (port 0 = any free port)")
     serve.add_argument("--user-tokens", action="store_true", default=None,
                        help="also accept per-user tokens (`mnemo server token add`); needs auth_token")
+    serve.add_argument("--insecure-no-auth", action="store_true", default=None,
+                       help="UNSAFE: serve loopback TCP without a token (any local user can read and write)")
     _add_setting_flags(serve)
 
     for name, text in (("mcp", "serve MCP over stdio (what an agent host starts)"),
@@ -154,8 +156,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         if not sep:
             raise SystemExit(f"mnemo: -o expects KEY=VALUE, got {item!r}")
         flags[key.strip()] = value
-    if getattr(args, "user_tokens", None):
-        flags["user_tokens"] = True
+    for switch in ("user_tokens", "insecure_no_auth"):
+        if getattr(args, switch, None):
+            flags[switch] = True
     if getattr(args, "listen", None):
         flags[f"{args.service}_listen"] = args.listen
     return load_settings(flags)

@@ -83,6 +83,9 @@ class Settings:
     """Bearer token required by servers and sent by clients when set (on servers: the service, admin, token)."""
     auth_token_file: str = ""
     """File holding the bearer token (read when auth_token is empty; first line; mode 0600 or stricter)."""
+    insecure_no_auth: bool = False
+    """UNSAFE: lets a service listen on loopback TCP without a bearer token (`mnemo serve
+    --insecure-no-auth`); every user of the machine can then read and write the memory."""
     user_tokens: bool = False
     """store_svc and search_svc also accept per-user tokens (`mnemo server token add`); needs auth_token."""
     token_cache_s: float = 5.0

@@ -229,11 +229,27 @@ def _prepare_unix_socket(address: str) -> None:
         path.unlink()  # a stale socket from a crashed run; the caller checked nobody serves it
 
 
-def check_bind_policy(listen: str, *, tls_cert: str = "", tls_key: str = "", auth_token: str = "") -> None:
-    """TCP beyond loopback needs TLS and a token. Checked before a service opens anything,
-    so a refused start leaves no database created or migrated behind."""
-    if not is_loopback(listen) and not (tls_cert and tls_key and auth_token):
-        raise InvalidArgument("listen", f"{listen} is beyond loopback: set tls_cert, tls_key and auth_token")
+INSECURE_FLAG = "--insecure-no-auth"
+
+
+def check_bind_policy(listen: str, *, tls_cert: str = "", tls_key: str = "", auth_token: str = "",
+                      insecure_no_auth: bool = False) -> None:
+    """Every TCP listener needs a bearer token, loopback included: any user of the machine can
+    connect to 127.0.0.1, so without one they would read and write this user's memory. Beyond
+    loopback it needs TLS too. A Unix socket needs neither: it lives in a 0700 directory.
+    `insecure_no_auth` (the user's explicit choice) lifts the token rule on loopback only, with
+    a warning. Checked before a service opens anything, so a refused start leaves no database
+    created or migrated behind."""
+    if listen.startswith("unix:"):
+        return
+    if not is_loopback(listen):
+        if not (tls_cert and tls_key and auth_token):
+            raise InvalidArgument("listen", f"{listen} is beyond loopback: set tls_cert, tls_key and auth_token")
+        return
+    if not auth_token and not insecure_no_auth:
+        raise InvalidArgument("listen", f"{listen} is TCP, which every user of this machine can reach: give it a "
+                                        "bearer token (`mnemo server token service-file FILE`, then "
+                                        f"--auth-token-file FILE), or pass {INSECURE_FLAG} to serve without one")
 
 
 def check_token_policy(*, user_tokens: bool, auth_token: str) -> None:
@@ -253,14 +269,20 @@ def build_server(
     max_workers: int = 16,
     resolve_token: TokenResolver | None = None,
     forward_caller: bool = False,
+    insecure_no_auth: bool = False,
 ) -> ServerHandle:
     """Create, bind and start a server. `register` adds servicers and returns their full names.
 
     `resolve_token` makes it accept per-user tokens besides `auth_token` (the service token);
-    `forward_caller` keeps each caller's token for the calls the server makes to store_svc.
+    `forward_caller` keeps each caller's token for the calls the server makes to store_svc;
+    `insecure_no_auth` allows loopback TCP without a token (see check_bind_policy).
     """
-    check_bind_policy(listen, tls_cert=tls_cert, tls_key=tls_key, auth_token=auth_token)
+    check_bind_policy(listen, tls_cert=tls_cert, tls_key=tls_key, auth_token=auth_token,
+                      insecure_no_auth=insecure_no_auth)
     check_token_policy(user_tokens=resolve_token is not None, auth_token=auth_token)
+    if not listen.startswith("unix:") and not auth_token:  # allowed only by insecure_no_auth: say so at start
+        log.warning("unauthenticated_listener", address=listen, flag=INSECURE_FLAG,
+                    risk="any user of this machine can read and write this memory through this port")
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
         interceptors=[_Interceptor(auth_token, resolve_token, forward_caller)],

@@ -17,7 +17,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     from mnemo.home import tighten
 
     listen = settings.listen_address(args.service)
-    check_bind_policy(listen, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token)
+    check_bind_policy(listen, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token,
+                      insecure_no_auth=settings.insecure_no_auth)
     ensure_private_dirs(settings)
     configure_logging(settings.log_level, settings.log_file or None, service=f"{args.service}_svc",
                       max_bytes=settings.log_max_bytes, backups=settings.log_backups)

@@ -4,12 +4,17 @@ The commands call store_svc (`AddToken`, `ListTokens`, `RevokeToken`) with the s
 token, so they work against a remote server as well as a local one:
 `mnemo server token list --store-addr HOST:PORT --auth-token-file /path/to/service-token`.
 A new token's secret is printed once; the store keeps only its SHA-256.
+
+`mnemo server token service-file FILE` makes a service token without any server: a random
+secret written to a new 0600 file, for `--auth-token-file` (every TCP listener needs one).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +39,26 @@ def add_arguments(parser: argparse.ArgumentParser, add_setting_flags: Any) -> No
     listing.add_argument("--all", action="store_true", dest="include_revoked", help="include revoked tokens")
     revoke = actions.add_parser("revoke", help="revoke a token (refused within token_cache_s)")
     revoke.add_argument("id", type=int, help="the token's id (see `mnemo server token list`)")
-    for leaf in (add, listing, revoke):
+    service = actions.add_parser("service-file", help="write a new random service token to FILE (mode 0600)")
+    service.add_argument("file", help="where to write it; an existing file is kept as it is")
+    for leaf in (add, listing, revoke, service):
         leaf.add_argument("--json", action="store_true", help="print JSON for scripts")
         add_setting_flags(leaf)
+
+
+SERVICE_TOKEN_BYTES = 32  # 43 characters of url-safe base64, like a user token's secret
+
+
+def write_service_token(path: str) -> bool:
+    """A fresh secret in a new file `path`, born 0600 (never readable by others, even for a
+    moment). An existing file is left alone (it may be a token in use): returns False then."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secrets.token_urlsafe(SERVICE_TOKEN_BYTES) + "\n")
+    return True
 
 
 def _as_dict(token: store_pb2.AccessToken) -> dict[str, Any]:
@@ -50,6 +72,10 @@ def _scope_text(token: dict[str, Any]) -> str:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    if args.token_command == "service-file":
+        made = write_service_token(args.file)
+        return _print(args, {"file": args.file, "created": made},
+                      f"{'wrote a new service token to' if made else 'kept the existing token in'} {args.file}")
     from mnemo.grpc_client import connect
     from mnemo.v1 import store_pb2, store_pb2_grpc
 

@@ -45,7 +45,8 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
 
     handle = build_server(listen, register_all, tls_cert=settings.tls_cert,
                           tls_key=settings.tls_key, auth_token=settings.auth_token,
-                          resolve_token=token_resolver(settings, backend.store), forward_caller=settings.user_tokens)
+                          resolve_token=token_resolver(settings, backend.store), forward_caller=settings.user_tokens,
+                          insecure_no_auth=settings.insecure_no_auth)
 
     def on_stop() -> None:
         forwarder.close()

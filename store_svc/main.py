@@ -17,7 +17,8 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
     try:
         resolver = TokenResolver(store, settings.token_cache_s) if settings.user_tokens else None
         handle = build_server(listen, lambda server: register(server, store), tls_cert=settings.tls_cert,
-                              tls_key=settings.tls_key, auth_token=settings.auth_token, resolve_token=resolver)
+                              tls_key=settings.tls_key, auth_token=settings.auth_token, resolve_token=resolver,
+                              insecure_no_auth=settings.insecure_no_auth)
     except BaseException:
         store.close()
         raise

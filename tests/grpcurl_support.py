@@ -17,6 +17,9 @@ from mnemo.grpc_client import check_health
 from tests.conftest import REPO_ROOT, subprocess_env
 
 GRPCURL = Path(sys.executable).parent / "grpcurl"
+# Every TCP listener needs a token (mnemo.grpc_server.check_bind_policy): `serve` gives its
+# services this one, and `grpcurl` presents it, as the docs' examples do.
+SERVICE_TOKEN = "grpcurl-support-service-token"
 
 
 def grpcurl_binary() -> str:
@@ -42,7 +45,7 @@ def mnemo_command() -> list[str]:
 def serve(settings, service: str, *flags: str) -> tuple[subprocess.Popen, str]:
     """Start `mnemo serve SERVICE --listen 127.0.0.1:PORT [flags]`; return it once healthy."""
     address = f"127.0.0.1:{free_port()}"
-    env = subprocess_env(settings, PYTHONPATH=str(REPO_ROOT))
+    env = subprocess_env(settings, PYTHONPATH=str(REPO_ROOT), MNEMO_AUTH_TOKEN=SERVICE_TOKEN)
     proc = subprocess.Popen([*mnemo_command(), "serve", service, "--listen", address, *flags], cwd=REPO_ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -61,7 +64,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def grpcurl(*args: str) -> str:
-    done = subprocess.run([grpcurl_binary(), "-plaintext", *args], capture_output=True, text=True, timeout=60,
+    authorization = f"authorization: Bearer {SERVICE_TOKEN}"
+    done = subprocess.run([grpcurl_binary(), "-plaintext", "-H", authorization, *args], capture_output=True,
+                          text=True, timeout=60,
                           env={k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")})
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -43,7 +43,8 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
         return [SERVICE_NAME]
 
     handle = build_server(
-        listen, register, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token
+        listen, register, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token,
+        insecure_no_auth=settings.insecure_no_auth,
     )
     follower.start()
     index.start_project_map()  # project-scoped queries get fast once it is loaded (vector_svc/projects.py)

@@ -22,11 +22,12 @@ from tests.server_support import Deployment, start_chroma, stop_process
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 OBS = common_pb2.DOC_KIND_OBSERVATION
+SERVICE_TOKEN = "replicas-service-token"  # every TCP listener needs one, loopback included
 
 
 @pytest.fixture
 def deployment(settings, store_env):
-    deployed = Deployment(settings, env=store_env)
+    deployed = Deployment(settings, env={**store_env, "MNEMO_AUTH_TOKEN": SERVICE_TOKEN})
     yield deployed
     deployed.close()
 
@@ -100,7 +101,8 @@ def run_load(store_list: str, search_list: str, *, writers: int, searchers: int,
              kill) -> tuple[Load, float]:
     """Writers and searchers through the address lists; `kill()` after `before_s`; returns (load, kill time)."""
     load = Load()
-    store_channel, search_channel = open_channel(store_list), open_channel(search_list)
+    store_channel = open_channel(store_list, auth_token=SERVICE_TOKEN)
+    search_channel = open_channel(search_list, auth_token=SERVICE_TOKEN)
     store, search = store_pb2_grpc.StoreServiceStub(store_channel), search_pb2_grpc.SearchServiceStub(search_channel)
     threads = [threading.Thread(target=_writer, args=(load, store, i)) for i in range(writers)]
     threads += [threading.Thread(target=_searcher, args=(load, search, i)) for i in range(searchers)]
@@ -144,7 +146,7 @@ def test_killing_one_store_and_one_search_replica_loses_no_acknowledged_write(de
     assert all(ok for started, _, ok in found if started > moment + 1.0), load.errors[:8]
 
     # No acknowledged write is lost: every acked id is there, with the text it was acked for.
-    survivor = store_pb2_grpc.StoreServiceStub(open_channel(stores[1].address))
+    survivor = store_pb2_grpc.StoreServiceStub(open_channel(stores[1].address, auth_token=SERVICE_TOKEN))
     acked = sorted(load.acked)
     for chunk in range(0, len(acked), 200):
         ids = acked[chunk:chunk + 200]
@@ -192,13 +194,13 @@ def test_one_vector_replica_follows_and_a_standby_takes_over_within_the_ttl(sett
     chroma, chroma_url = start_chroma(settings.home)
     try:
         store = deployment.serve("store", label="store")
-        store_stub = store_pb2_grpc.StoreServiceStub(open_channel(store.address))
+        store_stub = store_pb2_grpc.StoreServiceStub(open_channel(store.address, auth_token=SERVICE_TOKEN))
         ttl_ms = 2000
         vectors = [deployment.serve("vector", label=f"vector-{i}", store_addr=store.address, chroma_url=chroma_url,
                                     vector_lease_ttl_ms=ttl_ms, vector_poll_ms=50, log_level="debug")
                    for i in range(2)]
         ids = _add(store_stub, 0, 300)
-        stubs = [vector_pb2_grpc.VectorServiceStub(open_channel(v.address)) for v in vectors]
+        stubs = [vector_pb2_grpc.VectorServiceStub(open_channel(v.address, auth_token=SERVICE_TOKEN)) for v in vectors]
         first = _wait_caught_up(stubs[0], len(ids))
         per_record, rest = divmod(first.documents, len(ids))  # a title and a narrative: the same count each
         assert rest == 0 and per_record >= 1

@@ -34,7 +34,7 @@ class _RaisingStore(Store):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     store = _RaisingStore(tmp_path_factory.mktemp("errs") / "mnemo.db")
-    handle = build_server("127.0.0.1:0", lambda server: register(server, store))
+    handle = build_server("127.0.0.1:0", lambda server: register(server, store), insecure_no_auth=True)
     channel = open_channel(handle.address)
     yield store, store_pb2_grpc.StoreServiceStub(channel)
     channel.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from mnemo.config import with_overrides
 from mnemo.errors import InvalidArgument
 from mnemo.grpc_client import error_from_rpc, open_channel
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
@@ -216,10 +217,11 @@ def test_invalid_utf8_on_the_wire_is_replaced_not_refused(store_server):
 
 
 def test_a_server_on_loopback_port_zero(settings):
-    handle, on_stop = start_service("store", settings, "127.0.0.1:0")
+    token = "loopback-port-zero-token"  # loopback TCP needs one like any TCP listener
+    handle, on_stop = start_service("store", with_overrides(settings, auth_token=token), "127.0.0.1:0")
     try:
         assert not handle.address.endswith(":0")
-        channel = open_channel(handle.address)
+        channel = open_channel(handle.address, auth_token=token)
         stub = store_pb2_grpc.StoreServiceStub(channel)
         assert stub.Stats(store_pb2.StatsRequest(), timeout=10).schema_version >= 1
         channel.close()

@@ -18,7 +18,7 @@ from mnemo.v1 import common_pb2, search_pb2, store_pb2, store_pb2_grpc
 from store_svc.core import Store
 from store_svc.pg.backend import PgBackend
 from tests.conftest import add_observation, sync_vectors
-from tests.grpcurl_support import serve, stop
+from tests.grpcurl_support import SERVICE_TOKEN, serve, stop
 
 pytestmark = pytest.mark.service
 
@@ -162,7 +162,7 @@ def test_the_backend_is_chosen_by_settings_and_refused_when_unknown(settings, po
 def test_mnemo_serve_store_with_backend_and_dsn_flags(settings, postgres_database):
     proc, address = serve(settings, "store", "--backend", "postgres", "--dsn", postgres_database)
     try:
-        channel = open_channel(address)
+        channel = open_channel(address, auth_token=SERVICE_TOKEN)
         stub = store_pb2_grpc.StoreServiceStub(channel)
         stub.AddObservations(store_pb2.AddObservationsRequest(observations=[_obs("Served from postgres")]),
                              timeout=10)
