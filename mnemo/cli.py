@@ -27,6 +27,7 @@ COMMANDS = {
     "up": "mnemo.stack:run_up",
     "down": "mnemo.stack:run_down",
     "status": "mnemo.stack:run_status",
+    "wait": "mnemo.stack:run_wait",
     "supervise": "mnemo.supervisor:run",
     "reindex": "vector_svc.main:run_reindex",
     "hook": "capture.hooks:run",
@@ -40,21 +41,46 @@ COMMANDS = {
     "forget": "viewer.terminal:run_forget",
     "mark-wrong": "viewer.terminal:run_mark_wrong",
     "stats": "viewer.terminal:run_stats",
-    "doctor": "viewer.terminal:run_doctor",
+    "doctor": "viewer.doctor:run_doctor",
     "server": "mnemo.server_tokens:run",
 }
 
-# Terminal commands over the memory; their flags are declared beside them ("module:function",
-# called as function(name, parser)) and loaded only when the full parser is built.
-TERMINAL_COMMANDS = {
+# What `mnemo --help` lists, in this order: what a person types first, then what hosts,
+# the supervisor and deployments run (kept apart so the first list fits a screen).
+USER_COMMANDS = {
+    "up": "start the local stack (detached unless --foreground)",
+    "down": "stop the local stack",
+    "status": "show each service and its health",
+    "ui": "the web viewer on loopback (prints a one-time URL)",
     "search": "search the memory (the engine mem_search uses)",
     "show": "show one record in full",
     "forget": "delete records, a session or a project everywhere",
     "mark-wrong": "mark records as wrong: they stop being returned (--undo takes it back)",
     "stats": "counts, sizes, vector lag, activity",
     "doctor": "check the install and say what to fix",
+    "install": "register mnemo's MCP server and hooks with a host",
+    "uninstall": "remove mnemo's MCP server and hooks from a host",
+    "import": "import a claude-mem database, a claude-mem export, or mnemo JSONL",
+    "export": "export memory as JSONL (stdout when no path)",
+    "reindex": "rebuild the vector index from the store",
 }
+INTERNAL_COMMANDS = {
+    "mcp": "serve MCP over stdio (what an agent host starts)",
+    "hook": "handle one agent-host hook event (JSON on stdin)",
+    "serve": "run one service in the foreground",
+    "supervise": "start the local services and restart any that dies (what `up` starts)",
+    "wait": "wait until services answer health checks (scripts, the docs' examples)",
+    "server": "administer a team server: `mnemo server token add|list|revoke`",
+}
+# Terminal commands over the memory; their flags are declared beside them
+# (viewer.terminal.add_arguments) and loaded only when the full parser is built.
+TERMINAL_COMMANDS = ("search", "show", "forget", "mark-wrong", "stats", "doctor")
 TERMINAL_FLAGS = "viewer.terminal:add_arguments"
+# Commands a person runs in a terminal: their logs go to $MNEMO_HOME/logs/cli.log, not
+# between the lines they read (the others log to stderr, which hosts and services collect).
+HUMAN_COMMANDS = frozenset(USER_COMMANDS) | {"wait", "server"}
+LOG_FILE_NAME = "cli.log"
+HELP_ALL = "--help-all"
 
 # Flags that map 1:1 onto settings fields (flags > environment > config.toml > defaults).
 _SETTING_FLAGS = {
@@ -74,22 +100,62 @@ _SETTING_FLAGS = {
     "--token-file": "token_file",
     "--auth-token-file": "auth_token_file",
 }
+# Whether the setting flags are listed in each command's help (only under --help-all:
+# they are the same ~15 flags everywhere and would bury each command's own options).
+_show_setting_flags = False
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    shown = _show_setting_flags
+    group = parser.add_argument_group("settings and connection options (every command takes them)"
+                                      if shown else None)
     for flag, dest in _SETTING_FLAGS.items():
-        parser.add_argument(flag, dest=f"setting_{dest}", default=None, help=f"setting `{dest}`")
-    parser.add_argument(
-        "-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-        help="any other setting, e.g. -o cursor_ttl_s=60",
-    )
+        group.add_argument(flag, dest=f"setting_{dest}", default=None, metavar=dest.upper(),
+                           help=f"setting `{dest}`" if shown else argparse.SUPPRESS)
+    group.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                       help="any other setting, e.g. -o cursor_ttl_s=60" if shown else argparse.SUPPRESS)
+    if not shown:
+        parser.epilog = (f"Settings and connection flags (--home, --store-addr, -o KEY=VALUE, ...): "
+                         f"{parser.prog} {HELP_ALL}")
+    # The parser whose usage an unknown flag prints: the innermost one (set last, wins).
+    parser.set_defaults(usage_parser=parser)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mnemo", description="Persistent memory for coding agents.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _version() -> str:
+    from importlib import metadata
 
-    serve = sub.add_parser("serve", help="run one service in the foreground")
+    try:
+        return metadata.version("mnemo")
+    except metadata.PackageNotFoundError:  # a bare checkout run with `python -m mnemo.cli`
+        from mnemo import __version__
+
+        return __version__
+
+
+def _overview() -> str:
+    def listing(commands: dict[str, str]) -> str:
+        return "\n".join(f"  {name:<12}{text}" for name, text in commands.items())
+
+    return (f"Persistent memory for coding agents.\n\ncommands:\n{listing(USER_COMMANDS)}\n\n"
+            f"run by hosts, the supervisor and deployments:\n{listing(INTERNAL_COMMANDS)}")
+
+
+def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
+    global _show_setting_flags
+    _show_setting_flags = show_all
+    parser = argparse.ArgumentParser(
+        prog="mnemo", usage="mnemo <command> [options]", description=_overview(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="`mnemo <command> --help` shows a command's options.")
+    parser.add_argument("--version", action="version", version=f"mnemo {_version()}")
+    parser.add_argument(HELP_ALL, action="store_true", help="help with the settings flags every command takes")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="<command>", help=argparse.SUPPRESS)
+
+    def command(name: str) -> argparse.ArgumentParser:
+        text = USER_COMMANDS.get(name) or INTERNAL_COMMANDS[name]
+        return sub.add_parser(name, prog=f"mnemo {name}", description=text[:1].upper() + text[1:] + ".")
+
+    serve = command("serve")
     serve.add_argument("service", choices=["store", "vector", "search"])
     serve.add_argument("--listen", default=None, help="unix:PATH or HOST:PORT (port 0 = any free port)")
     serve.add_argument("--user-tokens", action="store_true", default=None,
@@ -98,53 +164,68 @@ def build_parser() -> argparse.ArgumentParser:
                        help="UNSAFE: serve loopback TCP without a token (any local user can read and write)")
     _add_setting_flags(serve)
 
-    for name, text in (("mcp", "serve MCP over stdio (what an agent host starts)"),
-                       ("down", "stop the local stack"), ("status", "show each service and its health"),
-                       ("supervise", "start the local services and restart any that dies (what `up` starts)"),
-                       ("reindex", "rebuild the vector index from the store")):
-        _add_setting_flags(sub.add_parser(name, help=text))
+    for name in ("mcp", "down", "status", "supervise", "reindex"):
+        _add_setting_flags(command(name))
 
-    up = sub.add_parser("up", help="start the local stack (detached unless --foreground)")
+    up = command("up")
     up.add_argument("--foreground", action="store_true", help="stay attached; Ctrl-C stops everything")
     _add_setting_flags(up)
 
-    ui = sub.add_parser("ui", help="the web viewer on loopback (prints a one-time URL)")
-    ui.add_argument("--port", type=int, default=0, help="loopback port (default: any free port)")
+    wait = command("wait")
+    wait.add_argument("addresses", nargs="*", metavar="ADDRESS",
+                      help="HOST:PORT or unix:PATH of a service (default: the local stack's services)")
+    wait.add_argument("--timeout", type=float, default=30.0, help="seconds to wait at most (default 30)")
+    _add_setting_flags(wait)
+
+    ui = command("ui")
+    ui.add_argument("--port", type=port_number, default=0, help="loopback port (default: any free port)")
     ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
+    ui.add_argument("--new", action="store_true",
+                    help="start a second viewer even when one already runs for this home")
     _add_setting_flags(ui)
 
     add_terminal_flags = _resolve(TERMINAL_FLAGS)
-    for name, text in TERMINAL_COMMANDS.items():
-        command = sub.add_parser(name, help=text)
-        add_terminal_flags(name, command)
-        _add_setting_flags(command)
+    for name in TERMINAL_COMMANDS:
+        terminal = command(name)
+        add_terminal_flags(name, terminal)
+        _add_setting_flags(terminal)
 
-    hook = sub.add_parser("hook", help="handle one agent-host hook event (JSON on stdin)")
+    hook = command("hook")
     hook.add_argument("event", help=("SessionStart | UserPromptSubmit | PreToolUse | PostToolUse | "
                                      "PostToolUseFailure | SubagentStop | PreCompact | Stop | SessionEnd"))
     hook.add_argument("--platform", default=DEFAULT_PLATFORM, help="host family (claude, codex, cursor)")
     _add_setting_flags(hook)
 
     for name in ("install", "uninstall"):
-        target = sub.add_parser(name, help=f"{name} mnemo's MCP server and hooks for a host")
+        target = command(name)
         target.add_argument("host", choices=["claude-code", "codex", "cursor"])
         target.add_argument(
             "--settings-file", default=None, help="host settings file (default ~/.claude/settings.json)"
         )
         _add_setting_flags(target)
 
-    imp = sub.add_parser("import", help="import a claude-mem database, a claude-mem export, or mnemo JSONL")
+    imp = command("import")
     imp.add_argument("path")
     _add_setting_flags(imp)
 
-    server = sub.add_parser("server", help="administer a team server: `mnemo server token add|list|revoke`")
-    _resolve("mnemo.server_tokens:add_arguments")(server, _add_setting_flags)
+    _resolve("mnemo.server_tokens:add_arguments")(command("server"), _add_setting_flags)
 
-    exp = sub.add_parser("export", help="export memory as JSONL (stdout when no path)")
+    exp = command("export")
     exp.add_argument("path", nargs="?", default=None)
     exp.add_argument("--project", default=None)
     _add_setting_flags(exp)
     return parser
+
+
+def port_number(text: str) -> int:
+    """A TCP port for `--port` (0 = any free one), refused when out of range."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: use 1-65535, or 0 for any free port")
+    return port
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -213,6 +294,25 @@ def _skip_pretty_printing() -> None:
     sys.modules.setdefault("rich", None)  # type: ignore[arg-type]
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command line as argparse reads it, with the conventions people expect: bare
+    `mnemo` shows the help, `--help-all` shows the settings flags too, and an unknown flag
+    is reported with the usage of the command it was given to (not the top level's)."""
+    if argv[:1] == ["mcp"]:  # a host times its start, and the full parser imports every terminal command
+        return _mcp_parser().parse_args(argv[1:])
+    show_all = HELP_ALL in argv
+    parser = build_parser(show_all)
+    if not argv:
+        parser.print_help()
+        raise SystemExit(0)
+    if show_all:
+        argv = ["--help" if arg == HELP_ALL else arg for arg in argv]
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        getattr(args, "usage_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # First of all: whatever this process or its children create under $MNEMO_HOME (the
     # database, its -wal/-shm, Chroma's files, logs, the hooks' journal) is born private.
@@ -221,18 +321,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
         return run_hook(argv[1:])
-    # `mnemo mcp` alone: a host times its start, and the full parser imports every terminal command.
-    args = _mcp_parser().parse_args(argv[1:]) if argv[:1] == ["mcp"] else build_parser().parse_args(argv)
-    from mnemo.errors import MnemoError
+    args = parse(argv)
+    from mnemo.cli_errors import one_line
 
+    settings = None
     try:
         settings = settings_from_args(args)
+        if args.command in HUMAN_COMMANDS:
+            route_logs(settings)
         return int(_command(args.command)(settings, args) or 0)
-    except MnemoError as err:
-        print(f"mnemo {args.command}: {err.code}: {err}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as err:  # noqa: BLE001 - the CLI's boundary: a person reads one line, never a traceback
+        if settings is not None and settings.log_level == "debug":
+            raise
+        print(f"mnemo {args.command}: {one_line(err, settings)}", file=sys.stderr)
+        return 2
+
+
+def route_logs(settings: Settings) -> None:
+    """A person's terminal shows what the command prints, not JSON log lines: they go to
+    the log file (`--log-file`, else $MNEMO_HOME/logs/cli.log); `--log-level debug` without
+    a file keeps them on stderr, for whoever asked. A home not created yet is not created
+    for a log (`mnemo doctor` must see it as it is): until then only errors are shown."""
+    from mnemo.logs import configure_logging
+
+    if not settings.log_file and settings.log_level == "debug":
+        configure_logging("debug", None, service="mnemo-cli")
+        return
+    if not settings.log_file and not settings.home.is_dir():
+        configure_logging("error", None, service="mnemo-cli")
+        return
+    path = settings.log_file or str(settings.logs_dir / LOG_FILE_NAME)
+    try:
+        configure_logging(settings.log_level, path, service="mnemo-cli",
+                          max_bytes=settings.log_max_bytes, backups=settings.log_backups)
+    except OSError:  # no writable home: the command itself says so in one line; only errors are logged
+        configure_logging("error", None, service="mnemo-cli")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,12 @@
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +67,13 @@ def _local_services_down(settings: Settings) -> list[str]:
     return [svc for svc in local_services(settings) if not service_healthy(settings, svc)]
 
 
-def ensure_stack(settings: Settings, timeout: float | None = None) -> bool:
+# Told, while ensure_stack waits, which local services do not answer yet (progress).
+WaitingFor = Callable[[list[str]], None]
+
+
+def ensure_stack(settings: Settings, timeout: float | None = None, waiting: WaitingFor | None = None) -> bool:
     """True once store, vector and search all answer health (store and search with `vector = "off"`);
-    starts the supervisor once."""
+    starts the supervisor once. `waiting` hears which services are still down, once per poll."""
     timeout = settings.start_timeout_s if timeout is None else timeout
     deadline = time.monotonic() + timeout
     down = _local_services_down(settings)
@@ -87,18 +93,41 @@ def ensure_stack(settings: Settings, timeout: float | None = None) -> bool:
             break
         if all_healthy(settings) or time.monotonic() >= deadline:
             return all_healthy(settings)
+        if waiting:
+            waiting(_local_services_down(settings))
         time.sleep(POLL_S * 2)
     # The supervisor starts them; it keeps running (and finishes) even if this process dies.
-    return _wait_for_stack(settings, deadline)
+    return _wait_for_stack(settings, deadline, waiting)
 
 
-def _wait_for_stack(settings: Settings, deadline: float) -> bool:
-    while not all_healthy(settings):
+def _wait_for_stack(settings: Settings, deadline: float, waiting: WaitingFor | None = None) -> bool:
+    while down := _local_services_down(settings):
         if time.monotonic() >= deadline:
             log.error("stack_not_healthy", logs=str(settings.logs_dir))
             return False
+        if waiting:
+            waiting(down)
         time.sleep(POLL_S * 2)
     return True
+
+
+def ensure_stack_shown(settings: Settings, timeout: float | None = None) -> bool:
+    """ensure_stack for a person at a terminal: while services start, one progress line on
+    stderr says which ones it still waits for (nothing when the stack is already up)."""
+    from mnemo.progress import Progress
+
+    progress = Progress()
+    shown: list[bool] = []
+
+    def waiting(down: list[str]) -> None:
+        shown.append(True)
+        progress.update(f"starting the local stack: waiting for {', '.join(down)}")
+
+    ok = ensure_stack(settings, timeout, waiting)
+    if shown:
+        (progress.done if ok else progress.fail)(
+            "local stack started" if ok else f"the local stack did not start; see {settings.logs_dir}/")
+    return ok
 
 
 # -- mnemo status ----------------------------------------------------------------------
@@ -172,7 +201,9 @@ def _stop_supervisor(settings: Settings) -> None:
 
 # -- mnemo up --------------------------------------------------------------------------
 def registration_text(settings: Settings) -> str:
-    """The exact command that registers the gateway with Claude Code, and a .mcp.json snippet."""
+    """The exact command that registers the gateway with Claude Code for every folder (user
+    scope: Claude Code's default scope, "local", registers it for the current folder only),
+    and a .mcp.json snippet."""
     exe = Path(sys.executable).with_name("mnemo")
     default_home = Path("~/.mnemo").expanduser().resolve()
     env = {} if settings.home == default_home else {"MNEMO_HOME": str(settings.home)}
@@ -182,24 +213,46 @@ def registration_text(settings: Settings) -> str:
         argv = [sys.executable, "-m", "mnemo.cli", "mcp"]
         env["PYTHONPATH"] = str(CODE_ROOT)
     command, args = argv[0], argv[1:]
-    env_flags = "".join(f" -e {k}={v}" for k, v in env.items())
+    env_flags = "".join(f" -e {shlex.quote(f'{k}={v}')}" for k, v in env.items())
     snippet = {"mcpServers": {MCP_SERVER_NAME: {"command": command, "args": args, **({"env": env} if env else {})}}}
     return (
-        "Register the gateway with Claude Code:\n"
-        f"  claude mcp add {MCP_SERVER_NAME}{env_flags} -- {' '.join(argv)}\n"
-        "or add this to .mcp.json:\n" + "\n".join("  " + line for line in json.dumps(snippet, indent=2).splitlines())
+        "Register the gateway with Claude Code, for every folder:\n"
+        f"  claude mcp add -s user {MCP_SERVER_NAME}{env_flags} -- {shlex.join(argv)}\n"
+        f"or, with the hooks that record sessions too: {shlex.join([*argv[:-1], 'install', 'claude-code'])}\n"
+        "Other hosts: add this to their MCP configuration (.mcp.json, .cursor/mcp.json):\n"
+        + "\n".join("  " + line for line in json.dumps(snippet, indent=2).splitlines())
     )
 
 
+# -- mnemo wait ------------------------------------------------------------------------
+def run_wait(settings: Settings, args: Any) -> int:
+    """`mnemo wait [ADDRESS...]`: return once each address answers health (default: the
+    local stack's services); for scripts that start a service in the background."""
+    from mnemo.grpc_client import check_health
+
+    addresses = list(getattr(args, "addresses", None) or [settings.address(s) for s in local_services(settings)])
+    deadline = time.monotonic() + float(getattr(args, "timeout", 30.0))
+    waiting = list(addresses)
+    while waiting:
+        waiting = [a for a in waiting if not check_health(a, tls_ca=settings.tls_ca, timeout=POLL_S * 4)]
+        if not waiting:
+            break
+        if time.monotonic() >= deadline:
+            print(f"mnemo wait: no health answer from {', '.join(waiting)} within {args.timeout:g} s; "
+                  "is the service started, and is the address right?", file=sys.stderr)
+            return 1
+        time.sleep(POLL_S)
+    return 0
+
+
 def run_up(settings: Settings, args: Any) -> int:
-    from mnemo.logs import configure_logging
+    from mnemo.cli import route_logs
 
     ensure_private_dirs(settings)
-    configure_logging(settings.log_level, settings.log_file or None, service="mnemo-up",
-                      max_bytes=settings.log_max_bytes, backups=settings.log_backups)
+    route_logs(settings)  # to $MNEMO_HOME/logs/cli.log (the home exists now), not between these lines
     if getattr(args, "foreground", False):
         return _run_foreground(settings)
-    if not ensure_stack(settings, settings.start_timeout_s):
+    if not ensure_stack_shown(settings, settings.start_timeout_s):
         print(
             f"mnemo up: the stack did not become healthy within {settings.start_timeout_s:g} s; "
             f"see {settings.logs_dir}/",

@@ -136,9 +136,10 @@ class Curation:
 
 
 def forget_text(deleted: store_pb2.ForgetResponse, synced: bool) -> str:
-    parts = [f"{count} {name}" for name, count in (
-        ("observations", deleted.observations), ("summaries", deleted.summaries), ("prompts", deleted.prompts),
-        ("sessions", deleted.sessions), ("tool uses", deleted.tool_uses), ("corpora changed", deleted.corpora))
+    parts = [f"{count} {one if count == 1 else many}" for one, many, count in (
+        ("observation", "observations", deleted.observations), ("summary", "summaries", deleted.summaries),
+        ("prompt", "prompts", deleted.prompts), ("session", "sessions", deleted.sessions),
+        ("tool use", "tool uses", deleted.tool_uses), ("corpus changed", "corpora changed", deleted.corpora))
         if count]
     tail = "" if synced else " The vector index will drop them when vector_svc is back."
     return f"Forgot {', '.join(parts) or 'nothing'}.{tail}"

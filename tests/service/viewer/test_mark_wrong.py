@@ -105,4 +105,4 @@ def test_terminal_mark_wrong_and_show(stack, seeded, capsys):
     code, out = run("search", ["flaky upload", "--json"])
     assert str(wrong) not in [row["id"] for row in json.loads(out)["rows"]]
     code, out = run("mark-wrong", [str(wrong), "--undo", "--json"])
-    assert code == 0 and json.loads(out)["changed"][0]["id"] == str(wrong)
+    assert code == 0 and json.loads(out)["changed"][0] == {"kind": "observation", "id": wrong}
