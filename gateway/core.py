@@ -56,6 +56,9 @@ class Gateway:
         # An unknown profile stops the start here; the server runtime adds its own tools.
         self.profile = runtime_tools(settings, profile_tools(settings.mcp_profile))
         self.by_name = {spec.name: spec for spec in answered_tools(self.profile)}
+        # What the model receives is the text: Claude Code forwards structuredContent instead of
+        # it whenever a result carries one, so structure is sent only to programs that ask for it.
+        self.structured = settings.mcp_structured_content
         self.project_root = Path(settings.project_root).expanduser().resolve() if settings.project_root \
             else Path.cwd()
         self.client = client or SearchClient(settings, on_restart=self.invalidate_capabilities)
@@ -150,7 +153,7 @@ class Gateway:
         except Exception as exc:  # noqa: BLE001 - the one place a crash becomes a result
             return unexpected_result(spec.name, exc)
         log.debug("tool_ok", tool=spec.name, ms=round((time.perf_counter() - started) * 1000, 2))
-        structured = output.structured if spec.output_schema is not None else None
+        structured = output.structured if self.structured and spec.output_schema is not None else None
         return ToolResult(output.text + ignored_note(ignored), structured)
 
 

@@ -97,6 +97,13 @@ def cache_key() -> str:
     return _KEY
 
 
+def record_key(settings: Settings) -> str:
+    """The key of a record for these settings: the code's key and every setting that changes
+    what the recorded answers hold (outputSchema is declared only with structuredContent on), so
+    a gateway started with other such settings records anew instead of replaying a stale list."""
+    return f"{cache_key()}\nmcp_structured_content {settings.mcp_structured_content}"
+
+
 def _sdk_identity() -> list[str]:
     """The installed SDK and pydantic distributions (name-version), found without importing them."""
     import importlib.util
@@ -134,7 +141,7 @@ def load_answers(settings: Settings) -> Answers | None:
     """The recorded answers when they describe this code and SDK, else None."""
     try:
         record = json.loads(cache_path(settings).read_bytes())
-        if record.get("format") != CACHE_FORMAT or record.get("key") != cache_key():
+        if record.get("format") != CACHE_FORMAT or record.get("key") != record_key(settings):
             return None
         return Answers(**record["answers"])
     except (OSError, ValueError, TypeError, KeyError):
@@ -149,7 +156,7 @@ def write_answers(settings: Settings, answers: dict[str, Any]) -> Path:
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        json.dump({"format": CACHE_FORMAT, "key": cache_key(), "answers": answers}, out)
+        json.dump({"format": CACHE_FORMAT, "key": record_key(settings), "answers": answers}, out)
     os.replace(temporary, path)
     return path
 

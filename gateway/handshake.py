@@ -36,7 +36,7 @@ async def record_answers(settings: Settings) -> dict[str, Any]:
     every = list(BY_NAME.values())
 
     async def list_every_tool(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in every])
+        return types.ListToolsResult(tools=[to_mcp_tool(spec, gateway.structured) for spec in every])
 
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_every_tool)
     options = server.create_initialization_options(NOTIFICATIONS)

@@ -20,21 +20,24 @@ from mnemo import __version__ as VERSION
 NOTIFICATIONS = NotificationOptions(tools_changed=True)
 
 
-def to_mcp_tool(spec: ToolSpec) -> types.Tool:
+def to_mcp_tool(spec: ToolSpec, structured: bool = False) -> types.Tool:
+    """The tool as tools/list declares it. An outputSchema obliges every result to carry
+    structuredContent (MCP), so it is declared only when the gateway sends structure
+    (setting mcp_structured_content)."""
     annotations = types.ToolAnnotations.model_validate(spec.annotations) if spec.annotations else None
     return types.Tool(
         name=spec.name,
         description=spec.description,
         input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
+        output_schema=spec.output_schema if structured else None,
         annotations=annotations,
     )
 
 
-def host_view(specs: list[ToolSpec]) -> list[dict[str, Any]]:
+def host_view(specs: list[ToolSpec], structured: bool = False) -> list[dict[str, Any]]:
     """The tools array of tools/list exactly as the host receives it: the SDK's wire dump of
     the ListToolsResult (aliases, JSON mode, no nulls). Its JSON size is the context cost."""
-    listed = types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in specs])
+    listed = types.ListToolsResult(tools=[to_mcp_tool(spec, structured) for spec in specs])
     tools: list[dict[str, Any]] = listed.model_dump(by_alias=True, mode="json", exclude_none=True)["tools"]
     return tools
 
@@ -50,7 +53,8 @@ def build_server(gateway: Gateway) -> Server:
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         attach(ctx)
-        return types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in await gateway.list_tools()])
+        return types.ListToolsResult(tools=[to_mcp_tool(spec, gateway.structured)
+                                            for spec in await gateway.list_tools()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         attach(ctx)

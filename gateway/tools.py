@@ -172,8 +172,8 @@ MEMORY_TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="get_tool_uses",
-        description="Raw tool input/response by tool-use ids (from mem_search details), observationIds or "
-                    "contentSessionId.",
+        description="Raw tool input/response by tool-use ids (named in mem_search details), observationIds "
+                    "or contentSessionId.",
         input_schema=obj({
             "ids": _id_array(v.TOOL_USE_IDS_MAX, {"type": ["string", "integer"], "maxLength": v.TOOL_USE_ID_MAX_CHARS,
                                                   **RECORD_ID_BOUNDS}),
@@ -318,9 +318,9 @@ MEMORY_TOOLS: list[ToolSpec] = [
                  PrimeRelay(lambda stub: stub.ReprimeCorpus), also_needs=("vector",)),
 ]
 
-# The three-step search that mem_search replaced (spec 000 marks it Legacy). Listed by the all
-# profile; every profile answers a call to them by name (scripts, older clients) without listing
-# them, since every session would pay their definitions for a path mem_search covers (issue 18).
+# The three-step search that mem_search replaced. Spec 000 lists it, marked Legacy, and so does the
+# default profile (issue 33: get_observations is the one tool that fetches a record by id, and
+# hints name it); every profile answers a call to them by name (scripts, older clients).
 LEGACY_SEARCH_TOOLS: list[ToolSpec] = [
     ToolSpec(
         name="search",
@@ -347,8 +347,7 @@ LEGACY_SEARCH_TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="timeline",
-        description="Legacy step 2: records around anchor (observation id, S12 for a summary, ISO time) or "
-                    "around a query's best match.",
+        description="Legacy step 2: records around an anchor (id, S12, ISO time) or a query's best match.",
         input_schema=open_obj({
             "anchor": {"type": ["string", "integer"], "maxLength": v.TIMELINE_ANCHOR_MAX_CHARS, **RECORD_ID_BOUNDS},
             "query": string(max_length=v.TIMELINE_QUERY_MAX_CHARS),
@@ -364,7 +363,7 @@ LEGACY_SEARCH_TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="get_observations",
-        description="Legacy step 3: full observations for ids filtered from search or timeline.",
+        description="Legacy step 3: full observations by id (from search, timeline or hints).",
         input_schema=open_obj({
             "ids": _id_array(v.OBSERVATION_IDS_MAX, _RECORD_ID, min_items=1),
             "orderBy": {"type": "string", "enum": ["date_desc", "date_asc"]},
@@ -384,14 +383,14 @@ LEGACY_SEARCH_TOOLS: list[ToolSpec] = [
     ),
 ]
 
-# The default profile: memory and code navigation.
-TOOLS: list[ToolSpec] = MEMORY_TOOLS + CODE_TOOLS
+# The default profile: spec 000's 19 local tools (memory, the legacy three-step search, code navigation).
+TOOLS: list[ToolSpec] = MEMORY_TOOLS + LEGACY_SEARCH_TOOLS + CODE_TOOLS
 
 # Profiles (setting `mcp_profile`, `mnemo mcp -o mcp_profile=...`): the default list stays small,
 # as spec 000 argues; `legacy` is spec 003's seven-tool server for prompts built on it; `all`
 # serves both while a user migrates.
 DEFAULT_PROFILE = v.MCP_PROFILE_DEFAULT
-ALL_TOOLS: list[ToolSpec] = TOOLS + LEGACY_SEARCH_TOOLS + LEGACY_TOOLS
+ALL_TOOLS: list[ToolSpec] = TOOLS + LEGACY_TOOLS
 PROFILES: dict[str, list[ToolSpec]] = dict(zip(v.MCP_PROFILES, (TOOLS, LEGACY_TOOLS, ALL_TOOLS), strict=True))
 # The server runtime adds its observation_* tools to any profile (gateway/observation_tools.py).
 BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in ALL_TOOLS + OBSERVATION_TOOLS}

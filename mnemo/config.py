@@ -142,6 +142,9 @@ class Settings:
     """HOST:PORT of a team server's search_svc: set, the gateway and hooks run in the server
     runtime (no local stack; every call goes there with the token of token_file)."""
     token_file: str = ""
+    mcp_structured_content: bool = False
+    """Tool results also carry structuredContent (and tools/list declares outputSchema) for programs.
+    Off by default: Claude Code hands the model JSON.stringify(structuredContent) instead of the text."""
     """File holding this user's token for server_url; must be private (mode 0600 or stricter)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Unknown keys from config.toml, kept for diagnostics."""

@@ -18,12 +18,12 @@ configured `display_tz` (`2026-01-15T15:00+01:00`). Paths are shown as stored.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mnemo.inert import inert
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, search_pb2
 from mnemo.vocab import EVIDENCE_NOTICE, TOOL_USE_TEXT_CAP
@@ -42,24 +42,9 @@ CONTEXT_TITLE_CHARS = 60  # a timeline neighbour's title under a mem_search deta
 
 _KIND_PREFIX = {common_pb2.DOC_KIND_OBSERVATION: "#", common_pb2.DOC_KIND_SUMMARY: "#S",
                 common_pb2.DOC_KIND_PROMPT: "#P"}
-# Characters that end a line or are invisible/bidirectional controls: never passed through.
-_LINE_BREAKS = {"\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"}
 
 
-# -- inert text ----------------------------------------------------------------------------
-def _clean_char(ch: str, keep_newline: bool) -> str:
-    if ch == "\n" and keep_newline:
-        return ch
-    if ch in _LINE_BREAKS or ch == "\t":
-        return " "
-    category = unicodedata.category(ch)
-    if category == "Cc":
-        return "\ufffd"
-    if category in ("Cf", "Cs", "Co"):
-        return ""  # zero-width, bidi overrides, lone surrogates, private use: invisible to a reader
-    return ch
-
-
+# -- inert text (mnemo.inert) ---------------------------------------------------------------
 def _shorten(text: str, max_chars: int | None) -> str:
     if max_chars is not None and len(text) > max_chars:
         return text[: max(1, max_chars - 1)].rstrip() + "…"
@@ -68,10 +53,7 @@ def _shorten(text: str, max_chars: int | None) -> str:
 
 def inline(text: str, max_chars: int | None = None) -> str:
     """One line of inert text, safe inside a markdown table cell or a heading."""
-    # Printable ASCII has nothing _clean_char changes; skipping it per character is most of a reply's render time.
-    plain = text.isascii() and text.isprintable()
-    flat = text if plain else "".join(_clean_char(ch, keep_newline=False) for ch in text)
-    flat = " ".join(flat.split())
+    flat = " ".join(inert(text).split())
     return _shorten(flat, max_chars).replace("\\", "\\\\").replace("|", "\\|")
 
 
@@ -79,7 +61,7 @@ def block(text: str, max_chars: int | None = None, prefix: str = "> ") -> list[s
     """Multi-line inert text as quoted lines: headings, rules or fences inside a record stay
     inside its quote instead of becoming structure of the reply."""
     normalised = text.replace("\r\n", "\n").replace("\r", "\n")
-    cleaned = "".join(_clean_char(ch, keep_newline=True) for ch in normalised)
+    cleaned = inert(normalised, keep_newline=True)
     cleaned = _shorten(cleaned.strip(), max_chars)
     return [(prefix + line.rstrip()).rstrip() for line in cleaned.split("\n")]
 
@@ -161,6 +143,7 @@ class Renderer:
             lines.append(EMPTY_HINT)
             return "\n".join(lines)
         c = ctx.counts
+        lines += [EVIDENCE_NOTICE, ""]  # titles are record contents: data, as in every reply that shows them
         lines.append(f"Found {c.total} result(s) {subject} "
                      f"({c.observations} obs, {c.summaries} sessions, {c.prompts} prompts)")
         lines += _filter_and_notice(ctx)
@@ -179,7 +162,7 @@ class Renderer:
     # -- timeline -------------------------------------------------------------------------
     def timeline(self, title: str, rows: Sequence[common_pb2.IndexRow], anchor_index: int,
                  *, before: int, after: int, show_project: bool) -> str:
-        lines = [f"# {title}", f"Window: {before} before, {after} after · Items: {len(rows)}", ""]
+        lines = [EVIDENCE_NOTICE, "", f"# {title}", f"Window: {before} before, {after} after · Items: {len(rows)}", ""]
         if not rows:
             lines.append("No records in this window.")
             return "\n".join(lines)

@@ -17,8 +17,7 @@ MAX_RESULTS_DEFAULT = 20
 MAX_RESULTS_MAX = 100
 
 SMART_SEARCH_DESCRIPTION = (
-    "Find functions, classes and methods by name or words in the project's code: path:line, "
-    "signatures, and the best files folded."
+    "Find functions, classes and methods in the project's code by name or words: path:line, signatures."
 )
 SMART_OUTLINE_DESCRIPTION = "A file's symbols with line ranges and signatures, bodies folded."
 SMART_UNFOLD_DESCRIPTION = "The source of one symbol (a name or Class.method) with its comments and line range."
@@ -31,7 +30,7 @@ SMART_SEARCH_INPUT: dict[str, Any] = {
     "properties": {
         "query": {"type": "string", "minLength": 1, "maxLength": QUERY_MAX_CHARS},
         "path": {"type": "string", "minLength": 1, "maxLength": PATH_MAX_CHARS,
-                 "description": "Directory to search (default: the project root)."},
+                 "description": "Directory (default: project root)."},
         "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": MAX_RESULTS_DEFAULT},
         "file_pattern": {"type": "string", "minLength": 1, "maxLength": FILE_PATTERN_MAX_CHARS,
                          "description": "Path substring or glob (*.ts)."},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mnemo.inert import inert
 from mnemo.v1 import common_pb2
 from mnemo.vocab import EVIDENCE_NOTICE
 
@@ -31,7 +32,7 @@ def shown_date(created_at: str) -> str:
 
 def _head(number: int, row: common_pb2.IndexRow) -> list[str]:
     label = row.type or _KIND_LABEL.get(row.ref.kind, "observation")
-    title = " ".join(row.title.split())
+    title = _one_line(row.title)
     if row.ref.kind == common_pb2.DOC_KIND_PROMPT and len(title) > PROMPT_INDEX_CHARS:
         title = title[:PROMPT_INDEX_CHARS - 3] + "..."
     return [f"{number}. [{label}] {title}", f"   Date: {shown_date(row.created_at)}",
@@ -47,15 +48,21 @@ def index_text(rows: Sequence[common_pb2.IndexRow], offset: int, total: int, wha
     return "\n\n".join(blocks) + "\n\n" + footer
 
 
+def _one_line(text: str) -> str:
+    """A record's value on one line, inert (mnemo.inert): it cannot start a line of the reply
+    nor reorder what a reader sees (bidi overrides)."""
+    return " ".join(inert(text).split())
+
+
 def _lines(label: str, values: Sequence[str]) -> list[str]:
-    return [f"   {label}: {', '.join(values)}"] if values else []
+    return [f"   {label}: {', '.join(_one_line(v) for v in values)}"] if values else []
 
 
 def _observation_body(obs: common_pb2.Observation) -> list[str]:
-    body = [f"   {obs.subtitle}"] if obs.subtitle else []
+    body = [f"   {_one_line(obs.subtitle)}"] if obs.subtitle else []
     if obs.narrative:
-        body.append(f"   Narrative: {obs.narrative}")
-    body += [f"   - {fact}" for fact in obs.facts]
+        body.append(f"   Narrative: {_one_line(obs.narrative)}")
+    body += [f"   - {_one_line(fact)}" for fact in obs.facts]
     return (body + _lines("Concepts", obs.concepts) + _lines("Files read", obs.files_read)
             + _lines("Files modified", obs.files_modified))
 
@@ -63,7 +70,8 @@ def _observation_body(obs: common_pb2.Observation) -> list[str]:
 def _summary_body(summary: common_pb2.Summary) -> list[str]:
     parts = (("Request", summary.request), ("Investigated", summary.investigated), ("Learned", summary.learned),
              ("Completed", summary.completed), ("Next steps", summary.next_steps), ("Notes", summary.notes))
-    return [f"   {label}: {text}" for label, text in parts if text] + _lines("Files edited", summary.files_edited)
+    body = [f"   {label}: {_one_line(text)}" for label, text in parts if text]
+    return body + _lines("Files edited", summary.files_edited)
 
 
 def record_body(record: common_pb2.Record) -> list[str]:
@@ -73,7 +81,7 @@ def record_body(record: common_pb2.Record) -> list[str]:
     if kind == "summary":
         return _summary_body(record.summary)
     if kind == "prompt":
-        return [f"   Prompt: {record.prompt.prompt_text}"]
+        return [f"   Prompt: {_one_line(record.prompt.prompt_text)}"]
     return []
 
 

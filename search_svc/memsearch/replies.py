@@ -61,8 +61,8 @@ def _details(renderer: Renderer, details: Iterable[search_pb2.MemDetail], params
 def page_text(renderer: Renderer, state: SearchState, reply: search_pb2.MemSearchReply,
               params: MemSearchParams) -> str:
     """An index page (with the details of its best rows in auto mode)."""
-    lines = [EVIDENCE_NOTICE, ""] if reply.details else []
-    lines.append(_found_line(state, reply))
+    # The index shows titles, which are record contents: the notice leads every page.
+    lines = [EVIDENCE_NOTICE, "", _found_line(state, reply)]
     if state.notice:
         lines.append(f"Note: {inline(state.notice, 300)}")
     if reply.rows:

@@ -9,6 +9,7 @@ search_addr that nothing listens on reported as what it is.
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
 
@@ -92,9 +93,9 @@ def test_default_profile_lists_16_tools_with_read_only_hints_and_serves_code_too
     async def scenario() -> None:
         async with mcp_session(gateway_env(stack), cwd=tmp_path) as session:
             tools = (await session.list_tools()).tools
-            assert len(tools) == 16 == len(TOOLS)
+            assert len(tools) == 19 == len(TOOLS)
             read_only = {t.name for t in tools if t.annotations and t.annotations.read_only_hint}
-            assert len(read_only) == 9 and {"smart_search", "smart_outline", "smart_unfold"} <= read_only
+            assert len(read_only) == 12 and {"smart_search", "smart_outline", "smart_unfold"} <= read_only
             writes = {t.name for t in tools} - read_only
             assert writes == {"save_memory", "work_state_write", "build_corpus", "prime_corpus", "query_corpus",
                               "rebuild_corpus", "reprime_corpus"}
@@ -103,12 +104,13 @@ def test_default_profile_lists_16_tools_with_read_only_hints_and_serves_code_too
 
             outline = await session.call_tool("smart_outline", {"file_path": "pkg/shapes.py"})
             assert not outline.is_error, result_text(outline)
-            assert {s["name"] for s in outline.structured_content["symbols"]} >= {"Circle", "area", "unit"}
+            assert outline.structured_content is None  # the model reads the text (issue 33)
+            assert all(f" {name}" in result_text(outline) for name in ("Circle", "area", "unit"))
             unfolded = await session.call_tool("smart_unfold", {"file_path": "pkg/shapes.py",
                                                                 "symbol_name": "Circle.area"})
-            assert "3.14 * self.r ** 2" in unfolded.structured_content["source"]
+            assert "3.14 * self.r ** 2" in result_text(unfolded)
             found = await session.call_tool("smart_search", {"query": "circle"})
-            assert found.structured_content["symbols"][0]["name"] == "Circle"
+            assert "class Circle" in result_text(found)
             outside = await session.call_tool("smart_outline", {"file_path": "../etc/passwd"})
             assert outside.is_error and "file_path" in result_text(outside)
 
@@ -123,7 +125,7 @@ def test_legacy_tools_ignore_unknown_arguments_and_name_them(stack, store_stub):
         async with mcp_session(gateway_env(stack)) as session:
             found = await session.call_tool("search", {"query": "old parameters", "someOldParam": 1})
             assert not found.is_error, result_text(found)
-            assert f"#{oid}" in [row["id"] for row in found.structured_content["rows"]]
+            assert f"| #{oid} |" in result_text(found)
             assert result_text(found).rstrip().endswith("Ignored unknown arguments: 'someOldParam'.")
             around = await session.call_tool("timeline", {"anchor": oid, "format": "full"})
             assert not around.is_error and "Ignored unknown arguments: 'format'." in result_text(around)
@@ -143,11 +145,11 @@ def test_selected_ids_take_numbers_and_a_trailing_newline_is_no_id(stack, store_
         async with mcp_session(gateway_env(stack)) as session:
             index = await session.call_tool("mem_search", {"query": "numbers as ids", "project": "ids"})
             assert not index.is_error, result_text(index)
-            token = index.structured_content["continuation"]
+            token = re.search(r'continuation="(ms_[A-Za-z0-9_-]{24})"', result_text(index)).group(1)
             picked = await session.call_tool("mem_search", {"continuation": token, "selectedIds": [float(oid)],
                                                             "query": "numbers as ids", "project": "ids"})
             assert not picked.is_error, result_text(picked)
-            assert picked.structured_content["details"][0]["record"]["id"] == oid
+            assert f"## #{oid} · " in result_text(picked)
             newline = await session.call_tool("mem_search", {"continuation": token, "selectedIds": [f"#{oid}\n"],
                                                              "query": "numbers as ids", "project": "ids"})
             assert newline.is_error and "selectedIds" in result_text(newline)
@@ -166,7 +168,7 @@ def test_operators_typed_in_plain_text_are_matched_as_text(settings, store_serve
     async def rows(session, query: str) -> list[str]:
         found = await session.call_tool("search", {"query": query, "project": "literal"})
         assert not found.is_error, result_text(found)
-        return [row["id"] for row in found.structured_content["rows"]]
+        return re.findall(r"^\| (#\d+) \|", result_text(found), flags=re.MULTILINE)
 
     async def scenario() -> None:
         async with mcp_session(_remote_env(settings)) as session:

@@ -74,11 +74,11 @@ def test_a_gateway_without_a_record_records_one_before_it_serves_and_serves_fast
     env = gateway_env(stack, MNEMO_LOG_LEVEL="info")
     assert not cache_path(stack).exists()
     replies = _handshake(env, "2025-11-25")
-    assert [r["id"] for r in replies] == [1, 2, 3] and len(replies[2]["result"]["tools"]) == 16
+    assert [r["id"] for r in replies] == [1, 2, 3] and len(replies[2]["result"]["tools"]) == 19
     assert load_answers(stack) is not None
     assert cache_path(stack).stat().st_mode & 0o777 == 0o600
     assert cache_path(stack).parent.stat().st_mode & 0o777 == 0o700
-    assert [event["listed"] for event in _fast_starts(stack)] == [16]  # the first start too
+    assert [event["listed"] for event in _fast_starts(stack)] == [19]  # the first start too
     assert _fast_handshake(stack, env, "2025-11-25") == replies
 
 
@@ -95,7 +95,7 @@ def test_after_a_fast_start_the_session_runs_without_the_sdk_and_answers_each_ca
         call = {"name": "search", "arguments": {"query": "deploy", "limit": 2}}
         client.write(_request("first", "tools/call", call))
         [first] = client.collect(1, timeout=60.0)
-        assert first["result"]["isError"] is False and "structuredContent" in first["result"]
+        assert first["result"]["isError"] is False and "structuredContent" not in first["result"]
         maps = (Path("/proc") / str(client.proc.pid) / "maps").read_text()
         assert "pydantic_core" not in maps and "mcp_types" not in maps
         for n in range(3):
@@ -138,7 +138,7 @@ def test_after_a_fast_start_each_request_is_answered_exactly_once(stack):
         # The handshake's answers come first and in order; the call runs beside the requests after it.
         assert [r["id"] for r in replies[:2]] == [1, 2] and sorted(r["id"] for r in replies) == [1, 1, 2, 4, 5, 6]
         assert replies[0]["result"]["protocolVersion"] == "2025-06-18"
-        assert len(replies[1]["result"]["tools"]) == 16
+        assert len(replies[1]["result"]["tools"]) == 19
         later = {r["id"]: r for r in replies[2:]}
         assert later[1]["result"]["isError"] is False
         assert later[4]["error"]["code"] == -32700 and later[5]["result"] == {}

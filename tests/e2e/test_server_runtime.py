@@ -74,7 +74,8 @@ def _developer(root: Path, name: str, url: str, secret: str, project: str) -> di
     client = with_overrides(load_settings({"home": str(home)}, environ={}), embedder="hash", log_level="warning")
     ensure_private_dirs(client)
     token_file = write_token_file(home, secret)
-    return gateway_env(client, MNEMO_SERVER_URL=url, MNEMO_TOKEN_FILE=str(token_file), MNEMO_PROJECT=project)
+    return gateway_env(client, MNEMO_SERVER_URL=url, MNEMO_TOKEN_FILE=str(token_file), MNEMO_PROJECT=project,
+                       MNEMO_MCP_STRUCTURED_CONTENT="true")  # the test reads ids from structuredContent
 
 
 def _hooks(root: Path, env: dict[str, str], name: str, other: str) -> None:

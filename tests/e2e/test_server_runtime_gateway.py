@@ -45,7 +45,8 @@ def _no_local_stack(home: Path) -> None:
 
 def test_server_runtime_lists_and_serves_the_observation_tools(settings, team_server):
     token_file = write_token_file(settings.home, TOKEN)
-    env = gateway_env(settings, MNEMO_SERVER_URL=team_server.url, MNEMO_TOKEN_FILE=str(token_file))
+    env = gateway_env(settings, MNEMO_SERVER_URL=team_server.url, MNEMO_TOKEN_FILE=str(token_file),
+                      MNEMO_MCP_STRUCTURED_CONTENT="true")  # the test reads ids from structuredContent
 
     async def scenario():
         async with mcp_session(env) as session:
@@ -139,7 +140,8 @@ def test_a_user_token_writes_as_its_user_and_only_in_its_projects(settings, scop
     token_file = settings.home / "ana.token"
     token_file.write_text(secret)
     token_file.chmod(0o600)
-    env = gateway_env(settings, MNEMO_SERVER_URL=scoped_server.url, MNEMO_TOKEN_FILE=str(token_file))
+    env = gateway_env(settings, MNEMO_SERVER_URL=scoped_server.url, MNEMO_TOKEN_FILE=str(token_file),
+                      MNEMO_MCP_STRUCTURED_CONTENT="true")  # the test reads ids from structuredContent
 
     async def scenario():
         async with mcp_session(env) as session:
@@ -195,7 +197,8 @@ def test_an_unreachable_server_is_named_and_nothing_local_starts(settings):
 
 def test_a_token_file_others_can_read_is_refused(settings, team_server):
     token_file = write_token_file(settings.home, TOKEN, mode=0o644)
-    env = gateway_env(settings, MNEMO_SERVER_URL=team_server.url, MNEMO_TOKEN_FILE=str(token_file))
+    env = gateway_env(settings, MNEMO_SERVER_URL=team_server.url, MNEMO_TOKEN_FILE=str(token_file),
+                      MNEMO_MCP_STRUCTURED_CONTENT="true")  # the test reads ids from structuredContent
     done = subprocess.run(GATEWAY_ARGV, input="", env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert f"token_file: {token_file} is accessible by others (mode 0644)" in done.stderr

@@ -89,7 +89,7 @@ def test_ten_concurrent_starters_start_one_stack_then_up_status_down(clean_stack
 def test_refused_tool_call_starts_the_stack_and_succeeds_after_one_retry(clean_stack, store_backend):
     settings = clean_stack
     assert not any(services_of(settings.home).values())  # nothing on the sockets
-    env = gateway_env(settings, MNEMO_LOG_LEVEL="info")
+    env = gateway_env(settings, MNEMO_LOG_LEVEL="info", MNEMO_MCP_STRUCTURED_CONTENT="true")  # reads ids
 
     async def scenario():
         async with mcp_session(env) as session:

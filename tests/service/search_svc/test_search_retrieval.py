@@ -7,6 +7,7 @@ import grpc
 import pytest
 
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
+from mnemo.vocab import EVIDENCE_NOTICE
 from tests.conftest import add_observation, sync_vectors
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma]
@@ -155,7 +156,7 @@ def test_stop_word_or_punctuation_queries_return_a_normal_reply(store_stub, vect
     sync_vectors(vector_stub)
     for operators in (False, True):
         reply = search(search_stub, query, operators=operators)
-        assert reply.text.startswith(("Found ", "No results found"))
+        assert reply.text.startswith((f"{EVIDENCE_NOTICE}\n\nFound ", "No results found"))
         assert reply.counts.total >= len(reply.rows)
 
 
@@ -170,7 +171,7 @@ def test_header_counts_are_true_totals_before_pagination(store_stub, vector_stub
     reply = search(search_stub, "zebra", limit=2)
     assert len(reply.rows) == 2
     assert (reply.counts.total, reply.counts.observations, reply.counts.summaries, reply.counts.prompts) == (5, 3, 1, 1)
-    assert reply.text.splitlines()[0] == 'Found 5 result(s) matching "zebra" (3 obs, 1 sessions, 1 prompts)'
+    assert reply.text.splitlines()[2] == 'Found 5 result(s) matching "zebra" (3 obs, 1 sessions, 1 prompts)'
     kinds = {row.display_id[:2] for row in search(search_stub, "zebra", limit=10).rows}
     assert {"#S", "#P"} <= kinds
 
@@ -204,7 +205,7 @@ def test_an_empty_query_lists_by_filters_with_true_totals(store_stub, vector_stu
     assert reply.strategy == "filter"
     assert reply.counts.total == 2 and reply.counts.observations == 2
     assert len(reply.rows) == 1 and reply.rows[0].title == "Item 3"  # newest first
-    assert reply.text.startswith("Found 2 result(s) for the filters")
+    assert reply.text.startswith(f"{EVIDENCE_NOTICE}\n\nFound 2 result(s) for the filters")
 
 
 def test_a_hostile_title_renders_inertly_inside_its_row(store_stub, vector_stub, search_stub):

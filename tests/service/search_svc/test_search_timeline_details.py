@@ -75,7 +75,7 @@ def test_a_query_anchors_on_the_best_match_not_the_most_recent(store_stub, vecto
     sync_vectors(vector_stub)
     reply = timeline(search_stub, query="kangaroo", project="alpha")
     assert reply.items[reply.anchor_index].ref.id == best
-    assert reply.text.startswith('# Timeline for query "kangaroo": anchor #')
+    assert reply.text.startswith(f'{EVIDENCE_NOTICE}\n\n# Timeline for query "kangaroo": anchor #')
 
 
 @pytest.mark.parametrize("fields", [{}, {"anchor": "1", "query": "x"}, {"anchor": "yesterday-ish"},

@@ -71,6 +71,23 @@ def test_a_record_is_used_only_by_the_code_and_sdk_it_describes(recorded, tmp_pa
     assert load_answers(settings) is None
 
 
+def test_a_record_is_not_replayed_to_a_gateway_that_sends_structure_differently(recorded, tmp_path):
+    """Issue 33: outputSchema is declared only with structuredContent on, so a record made with
+    the setting off must not answer tools/list for a gateway with it on (nor the reverse)."""
+    from mnemo.config import load_settings, with_overrides
+
+    plain = load_settings({"home": str(tmp_path / "home")}, environ={})
+    structured = with_overrides(plain, mcp_structured_content=True)
+    latest = recorded["tools"][recorded["latest"]]
+    assert not any("outputSchema" in tool for tool in latest.values())
+    write_answers(plain, recorded)
+    assert load_answers(plain) is not None and load_answers(structured) is None
+    with_schemas = asyncio.run(record_answers(structured))
+    assert "outputSchema" in with_schemas["tools"][with_schemas["latest"]]["mem_search"]
+    write_answers(structured, with_schemas)
+    assert load_answers(structured) is not None and load_answers(plain) is None
+
+
 def test_the_key_changes_when_any_source_changes(tmp_path, monkeypatch):
     for package in fast._PACKAGES:
         shutil.copytree(fast._REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))

@@ -34,8 +34,8 @@ READ_ONLY = {"important_workflow", "mem_search", "search", "timeline", "get_obse
 LENIENT = {"search", "timeline", "get_observations"}
 WRITES = {"save_memory", "work_state_write", "build_corpus", "prime_corpus", "query_corpus", "rebuild_corpus",
           "reprime_corpus"}
-# The main table: the default profile's tools and the legacy three-step search it answers unlisted.
-TABLE = TOOLS + LEGACY_SEARCH_TOOLS
+# The main table: the default profile's tools, the legacy three-step search among them.
+TABLE = TOOLS
 
 
 @pytest.mark.parametrize("tool", TABLE, ids=lambda t: t.name)
@@ -82,22 +82,22 @@ def test_string_array_items_are_bounded_too():
                 assert "maximum" in items, f"{tool.name}.{name} items are unbounded"
 
 
-def test_default_profile_lists_the_specs_runtime_less_the_legacy_search():
-    """Spec 000: 24 tools registered, 5 of them server-only, so 19 exposed by the local runtime.
-    mnemo's default profile lists 16 of those 19: the legacy three-step search (search,
-    timeline, get_observations) is listed by the all profile only, and answered unlisted
-    here, since every session would pay its definitions for a path mem_search covers (issue
-    18, docs/gateway.md). Spec 000 also says readOnlyHint was added to 14 tools; that
-    count spans all 24, and it names the writes: save_memory, work_state_write, corpus building
-    and querying. Here every tool that changes nothing is read-only: 12 of the 19, 9 of the 16
-    listed; the other 7 write (prime/rebuild/reprime change a corpus's state, query_corpus
-    appends to its knowledge session)."""
-    assert len(TOOLS) == 16 and len(TABLE) == 19
-    assert sum(tool.read_only for tool in TABLE) == 12 and sum(tool.read_only for tool in TOOLS) == 9
+def test_default_profile_lists_the_specs_local_runtime():
+    """Spec 000: 24 tools registered, 5 of them server-only, so 19 exposed by the local runtime,
+    the legacy three-step search (search, timeline, get_observations) among them and marked
+    Legacy (issue 33: get_observations is the one tool that fetches a record by id, and the
+    hooks' hints name it). Spec 000 also says readOnlyHint was added to 14 tools; that count
+    spans all 24, and it names the writes: save_memory, work_state_write, corpus building and
+    querying. Here every tool that changes nothing is read-only: 12 of the 19; the other 7
+    write (prime/rebuild/reprime change a corpus's state, query_corpus appends to its
+    knowledge session)."""
+    assert len(TOOLS) == 19
+    assert sum(tool.read_only for tool in TOOLS) == 12
     assert {tool.name for tool in TABLE if not tool.read_only} == WRITES
     assert [t.name for t in LEGACY_SEARCH_TOOLS] == ["search", "timeline", "get_observations"]
     names = {profile: {t.name for t in specs} for profile, specs in PROFILES.items()}
-    assert not {"search", "timeline", "get_observations"} & names["default"]
+    assert {"search", "timeline", "get_observations"} <= names["default"]
+    assert all(t.description.startswith("Legacy") for t in LEGACY_SEARCH_TOOLS)
     assert names["all"] >= {t.name for t in TABLE} and len(names["legacy"]) == 7  # spec 003's server
     for profile in PROFILES.values():
         assert {t.name for t in answered_tools(profile)} >= {"search", "timeline", "get_observations"}
@@ -149,20 +149,28 @@ def test_each_description_is_one_sentence_and_said_once():
             assert len(tool.description) <= 160, tool.name
 
 
-# claude-mem 13.25.3's 15-tool list as its host receives it (bench/peer.py, issue 18): the
-# default profile's list may cost no more (issue 18's goal, reached by listing the legacy search
-# in its own profiles, compact output schemas and saying each thing once; docs/performance.md).
-CLAUDE_MEM_TOOLS_LIST_CHARS = 9_217
+# Issue 33: the default profile's 19 tools cost at most this many characters as the host
+# receives them (the tools/list result as the gateway writes it on stdout: compact JSON, UTF-8
+# as is). claude-mem 13.25.3's 15 tools: 9,217 (bench/peer.py, measured with json.dumps' spaces).
+TOOLS_LIST_MAX_CHARS = 10_000
 
 
-def tools_list_chars(specs) -> int:
-    """Size of the tools array as the host receives it, measured as bench/peer.py measures claude-mem's."""
-    return len(json.dumps(host_view(specs)))
+def wire_chars(specs, structured: bool = False) -> int:
+    """Size of the tools/list result as the host receives it (gateway.session writes it so)."""
+    return len(json.dumps({"tools": host_view(specs, structured)}, ensure_ascii=False, separators=(",", ":")))
 
 
-def test_default_tools_list_is_no_larger_than_claude_mems():
-    assert len(TOOLS) == 16
-    assert tools_list_chars(TOOLS) <= CLAUDE_MEM_TOOLS_LIST_CHARS
+def test_default_tools_list_fits_the_budget_as_the_host_receives_it():
+    assert len(TOOLS) == 19
+    assert wire_chars(TOOLS) <= TOOLS_LIST_MAX_CHARS
+
+
+def test_output_schemas_are_declared_only_when_structure_is_sent():
+    """MCP: a declared outputSchema obliges structuredContent, which Claude Code hands the model
+    instead of the text; so the default list declares none (setting mcp_structured_content)."""
+    assert not any("outputSchema" in tool for tool in host_view(TOOLS))
+    declared = {tool["name"] for tool in host_view(TOOLS, structured=True) if "outputSchema" in tool}
+    assert declared == {t.name for t in TOOLS if t.output_schema is not None}
 
 
 def test_mem_search_schema_is_exactly_the_specified_one():
@@ -198,12 +206,13 @@ def test_workflow_note_puts_mem_search_first_and_layer_four_last():
 
 
 CODE = {"smart_search", "smart_outline", "smart_unfold"}
+LEGACY_SEARCH = {"search", "timeline", "get_observations"}
 ALL_CAPABILITIES = {"search", "vector", "mem_search", "tool_uses", "write", "work_state", "context", "corpus"}
 
 
 def test_advertised_follows_capabilities():
     assert {t.name for t in advertised(set())} == {"important_workflow"} | CODE
-    assert {t.name for t in advertised({"search"})} == {"important_workflow"} | CODE
+    assert {t.name for t in advertised({"search"})} == {"important_workflow", *LEGACY_SEARCH} | CODE
     only_search = {t.name for t in advertised({"search"}, "all")}
     assert only_search >= {"important_workflow", "search", "timeline", "get_observations"} | CODE
     assert len(advertised(ALL_CAPABILITIES)) == len(TOOLS)

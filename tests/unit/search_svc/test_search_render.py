@@ -66,7 +66,8 @@ def test_search_header_shows_true_counts_and_the_query():
                        offset=0, strategy="hybrid")
     text = Renderer().search(ctx, [row(rid=2, title="Fixed login", type="bugfix", token_estimate=38)],
                              show_project=False)
-    assert text.splitlines()[0] == 'Found 4 result(s) matching "login" (2 obs, 1 sessions, 1 prompts)'
+    assert text.splitlines()[0] == EVIDENCE_NOTICE  # titles are record contents
+    assert text.splitlines()[2] == 'Found 4 result(s) matching "login" (2 obs, 1 sessions, 1 prompts)'
     assert "| #2 | 2026-01-15T14:00Z | bugfix | Fixed login | - | ~38 |" in text
     assert "More: offset=1." in text
 
