@@ -58,6 +58,10 @@ class Settings:
     vector_idle_release_s: float = 600.0
     """vector_svc lets its embedding model (about 100 MiB) go after this many seconds without
     embedding anything; the next query or new record loads it again (about 0.3 s). 0 = keep it."""
+    vector_idle_exit_s: float = 600.0
+    """vector_svc exits after this many seconds without a query and with nothing left to follow
+    in the store's change feed; the supervisor starts it again on the next need (searches answer
+    lexically while it warms up). Local stack only. 0 = never."""
     embed_delay_ms: int = 0
     """Fault injection for tests: extra delay per embedding batch."""
     vector_poll_ms: int = 500

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mnemo import spawnlock, supervisor
+from mnemo import spawnlock, supervisor, wake
 from mnemo.config import SERVICES, Settings, ensure_private_dirs, local_services
 from mnemo.logs import get_logger
 from mnemo.processes import (  # noqa: F401 - re-exported: the stack's API for callers and tests
@@ -64,7 +64,11 @@ def release_lock(settings: Settings) -> None:
 
 
 def _local_services_down(settings: Settings) -> list[str]:
-    return [svc for svc in local_services(settings) if not service_healthy(settings, svc)]
+    """The local services that do not answer health, less those resting by design (vector_svc
+    after vector_idle_exit_s): those are asked to wake (mnemo/wake.py) and not waited for, since
+    searches answer lexically while vector_svc warms up."""
+    down = [svc for svc in local_services(settings) if not service_healthy(settings, svc)]
+    return [svc for svc in down if not wake.request(settings.run_dir, svc)]
 
 
 # Told, while ensure_stack waits, which local services do not answer yet (progress).
@@ -91,8 +95,8 @@ def ensure_stack(settings: Settings, timeout: float | None = None, waiting: Wait
             finally:
                 release_lock(settings)
             break
-        if all_healthy(settings) or time.monotonic() >= deadline:
-            return all_healthy(settings)
+        if not _local_services_down(settings) or time.monotonic() >= deadline:
+            return not _local_services_down(settings)
         if waiting:
             waiting(_local_services_down(settings))
         time.sleep(POLL_S * 2)
@@ -141,6 +145,7 @@ def _fmt_uptime(seconds: float) -> str:
 def status_rows(settings: Settings) -> list[dict[str, Any]]:
     rows = []
     restarts = supervisor.restarts(settings)
+    resting = wake.resting(settings.run_dir)
     for service in local_services(settings):
         info = read_pid(settings, service)
         rows.append(
@@ -150,6 +155,7 @@ def status_rows(settings: Settings) -> list[dict[str, Any]]:
                 "pid": info.pid if info else None,
                 "uptime": _fmt_uptime(time.time() - info.started_at) if info else "-",
                 "healthy": service_healthy(settings, service),
+                "resting": service in resting,  # idled out; the next search wakes it (mnemo/wake.py)
                 "restarts": restarts.get(service, 0),
             }
         )
@@ -160,14 +166,14 @@ def run_status(settings: Settings, args: Any) -> int:
     rows = status_rows(settings)
     print(f"{'SERVICE':<8} {'HEALTH':<9} {'PID':>8} {'UPTIME':>10} {'RESTARTS':>8}  ADDRESS")
     for row in rows:
-        health = "healthy" if row["healthy"] else "down"
+        health = "healthy" if row["healthy"] else "idle" if row["resting"] else "down"
         print(f"{row['service']:<8} {health:<9} {row['pid'] or '-':>8} {row['uptime']:>10} "
               f"{row['restarts']:>8}  {row['address']}")
     print("supervisor: " + ("running (restarts dead services)" if supervisor.is_running(settings)
                             else "not running (nothing restarts a dead service)"))
     if settings.vector == "off":
         print('vector: off (vector = "off": full-text search only)')
-    return 0 if all(row["healthy"] for row in rows) else 1
+    return 0 if all(row["healthy"] or row["resting"] for row in rows) else 1
 
 
 # -- mnemo down ----------------------------------------------------------------------

@@ -5,8 +5,10 @@ One supervisor per home, guaranteed by an flock on run/supervisor.lock that dies
 the foreground. It starts the services that are down, in dependency order (store, vector,
 search), each as its child, and polls them: a child that exited is started again after a
 backoff (BACKOFF_FIRST_S, doubling up to BACKOFF_MAX_S; back to the first step once a
-service stayed up STABLE_S). Restart counts are kept in run/supervisor.json, which
-`mnemo status` shows. SIGTERM/SIGINT stops the children (search first), then itself.
+service stayed up STABLE_S). A child that idled out (it left run/<service>.idle, see
+mnemo/wake.py) is not restarted: it rests until someone asks for it (run/<service>.wake).
+Restart counts and the resting services are kept in run/supervisor.json, which `mnemo status`
+shows. SIGTERM/SIGINT stops the children (search first), then itself.
 A service it did not start (healthy when it came up, or remote) is not its business.
 """
 
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemo import spawnlock
+from mnemo import spawnlock, wake
 from mnemo.config import SERVICES, Settings, local_services
 from mnemo.logs import get_logger
 from mnemo.processes import (
@@ -40,8 +42,8 @@ from mnemo.processes import (
 
 log = get_logger(__name__)
 
-LOCK_NAME = "supervisor.lock"
-STATE_NAME = "supervisor.json"
+LOCK_NAME = wake.SUPERVISOR_LOCK
+STATE_NAME = wake.SUPERVISOR_STATE
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 30.0
 STABLE_S = 30.0
@@ -89,6 +91,8 @@ class Child:
     started: float = field(default_factory=time.monotonic)
     failures: int = 0  # consecutive short lives, for the backoff
     restart_at: float | None = None  # set while it is dead and waiting for its backoff
+    resting: bool = False  # it idled out: started again on a wake request, not after a backoff
+    waking: bool = False  # started by a wake request and not answering health yet
 
 
 class Supervisor:
@@ -119,6 +123,7 @@ class Supervisor:
         return True
 
     def _spawn(self, service: str) -> Child:
+        wake.idle_marker(self.settings.run_dir, service).unlink(missing_ok=True)  # a stale one would fake a rest
         proc = spawn_service(self.settings, service, detached=self.detached_children)
         previous = self.children.get(service)
         child = Child(service, proc, failures=previous.failures if previous else 0)
@@ -131,10 +136,42 @@ class Supervisor:
         now = time.monotonic()
         self._start_unserved()
         for child in list(self.children.values()):
-            if child.restart_at is None and child.proc.poll() is not None:
-                self._schedule_restart(child, now)
+            if child.resting:
+                self._wake_if_asked(child)
+            elif child.restart_at is None and child.proc.poll() is not None:
+                self._on_exit(child, now)
             elif child.restart_at is not None and now >= child.restart_at:
                 self._restart(child)
+            elif child.waking and service_healthy(self.settings, child.service):
+                child.waking = False
+                self.save_state()
+
+    def _on_exit(self, child: Child, now: float) -> None:
+        marker = wake.idle_marker(self.settings.run_dir, child.service)
+        if not marker.exists():
+            self._schedule_restart(child, now)
+            return
+        # Trigger: the service left its idle marker as it exited (vector_idle_exit_s without use).
+        # Why: it exited on purpose, to give its memory back; restarting it would undo that.
+        # Outcome: it rests until a user asks for it through a wake request (mnemo/wake.py).
+        marker.unlink(missing_ok=True)
+        child.resting, child.waking = True, False
+        pid_path(self.settings, child.service).unlink(missing_ok=True)
+        self.save_state()
+        log.info("service_resting", service=child.service, pid=child.proc.pid,
+                 lived_s=round(now - child.started, 1))
+
+    def _wake_if_asked(self, child: Child) -> None:
+        asked = wake.wake_request(self.settings.run_dir, child.service)
+        if not asked.exists():
+            return
+        asked.unlink(missing_ok=True)
+        if service_healthy(self.settings, child.service):  # someone else serves it now
+            del self.children[child.service]
+        else:
+            self._spawn(child.service).waking = True
+        self.save_state()
+        log.info("service_woken", service=child.service)
 
     def _start_unserved(self) -> None:
         """A local service that is down, with no child of ours and no live pid file, is started
@@ -169,7 +206,12 @@ class Supervisor:
     def save_state(self) -> None:
         path = state_path(self.settings)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "restarts": self.restarts}))
+        children = self.children.values()
+        tmp.write_text(json.dumps({
+            "pid": os.getpid(), "restarts": self.restarts,
+            wake.RESTING: sorted(c.service for c in children if c.resting),
+            wake.WAKING: sorted(c.service for c in children if c.waking),
+        }))
         tmp.replace(path)
 
     # -- stop ----------------------------------------------------------------------------

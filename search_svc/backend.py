@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from mnemo import wake
 from mnemo.config import Settings
 from mnemo.grpc_client import ServiceClient, connect
 from mnemo.v1 import store_pb2_grpc, vector_pb2_grpc
@@ -18,14 +20,27 @@ class Backend:
 
     store: StoreClient
     vector: VectorClient
+    # Where a local supervisor is asked to wake a vector_svc that idled out (mnemo/wake.py);
+    # None when vector_svc is remote or off: then nobody here can start it.
+    run_dir: Path | None = None
 
     @classmethod
     def connect(cls, settings: Settings) -> Backend:
+        local_vector = settings.vector == "on" and not settings.vector_addr
         return cls(
             # With user tokens, store calls present the caller's token (search_svc.access).
             store=connect(settings, "store", store_pb2_grpc.StoreServiceStub, forward_caller=settings.user_tokens),
             vector=connect(settings, "vector", vector_pb2_grpc.VectorServiceStub),
+            run_dir=settings.run_dir if local_vector else None,
         )
+
+    def wake_vector(self) -> bool:
+        """Ask for a vector_svc that idled out; True while it rests or warms up (down on purpose)."""
+        return self.run_dir is not None and wake.request(self.run_dir, "vector")
+
+    def vector_resting(self) -> bool:
+        """True while vector_svc idled out or warms up: it is there for whoever asks."""
+        return self.run_dir is not None and wake.warming(self.run_dir, "vector")
 
     def close(self) -> None:
         self.store.close()

@@ -74,6 +74,7 @@ PROBE_TTL_S = 5.0
 # without one: well above the catch-up lag of normal use (seconds), below a stalled index.
 UNEMBEDDED_GRACE_MS = 5 * 60 * 1000
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
+SEMANTIC_WARMING = "semantic search is warming up after a rest; lexical results only"
 SEMANTIC_REFUSED = "semantic search could not take this query; lexical results only"
 SEMANTIC_REBUILDING = ("semantic index is being re-embedded for the configured model (`mnemo reindex` waits "
                        "for it); lexical results only")
@@ -185,7 +186,9 @@ class Retrieval:
         self._vector_on = settings.vector != "off"
 
     def capabilities(self) -> list[str]:
-        return ["search", "vector"] if self._vector_on and self._probe.up() else ["search"]
+        # A vector_svc resting after vector_idle_exit_s still counts: the next call wakes it.
+        vector_up = self._vector_on and (self._probe.up() or self.backend.vector_resting())
+        return ["search", "vector"] if vector_up else ["search"]
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -278,6 +281,8 @@ class Retrieval:
             if isinstance(reply, FailedPrecondition):  # vector_svc's index was built by another model
                 return None, SEMANTIC_REBUILDING
             self._probe.record(False)
+            if isinstance(reply, Unavailable) and self.backend.wake_vector():
+                return None, SEMANTIC_WARMING  # it idled out: asked to start, hybrid again in seconds
             return None, SEMANTIC_DOWN
         self._probe.record(True)
         return reply[1], ""

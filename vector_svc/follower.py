@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the store client is handed in: the follower itself imports 
     from mnemo.grpc_client import ServiceClient
     from mnemo.v1.store_pb2_grpc import StoreServiceStub
     from vector_svc.election import Election
+    from vector_svc.idle import Activity
 
 log = get_logger(__name__)
 
@@ -45,9 +46,10 @@ class Follower:
     """Moves the index forward along the change feed, in the background and on request."""
 
     def __init__(self, index: VectorIndex, store: ServiceClient[StoreServiceStub], poll_ms: int,
-                 election: Election | None = None):
+                 election: Election | None = None, activity: Activity | None = None):
         self.index = index
         self.store = store
+        self.activity = activity  # applying changes is use: the service does not idle out meanwhile
         # With replicas on one Chroma server, only the lease holder follows (vector_svc.election).
         self.election = election
         self.poll_s = max(poll_ms, 10) / 1000.0
@@ -126,6 +128,16 @@ class Follower:
             model_loaded=self.index.embedder.model_loaded,
         )
 
+    def nothing_to_follow(self) -> bool:
+        """True when the index holds every change the store has, asked now (vector_svc.idle: exiting
+        then loses no work). False while the store or Chroma cannot say."""
+        try:
+            watermark = self.index.watermark()
+            head = self.store.stub.ReadChanges(store_pb2.ReadChangesRequest(after_seq=watermark, limit=1)).head_seq
+        except MnemoError:
+            return False
+        return head <= watermark
+
     def _pump(self, collection: Collection, max_changes: int, stoppable: bool = True) -> int:
         applied = 0
         while not (stoppable and self._stop.is_set()):
@@ -142,6 +154,8 @@ class Follower:
                     )
                 break
             applied += self.index.apply(reply.changes, collection)
+            if self.activity is not None:
+                self.activity.touch()
             if reply.changes[-1].seq >= reply.head_seq:
                 break
         return applied

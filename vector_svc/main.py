@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import time
 from collections.abc import Callable
 
+from mnemo import wake
 from mnemo.config import Settings
-from mnemo.errors import Unavailable
+from mnemo.errors import InvalidArgument, Unavailable
 from mnemo.grpc_client import connect
 from mnemo.grpc_server import ServerHandle, build_server
 from mnemo.logs import get_logger
@@ -16,6 +19,7 @@ from vector_svc.corpus import Corpora
 from vector_svc.election import Election
 from vector_svc.embedders import make_embedder
 from vector_svc.follower import Follower
+from vector_svc.idle import Activity, IdleExit
 from vector_svc.index import ChromaConnection, VectorIndex
 from vector_svc.servicer import VectorServicer
 
@@ -35,8 +39,12 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
     election = None
     if settings.chroma_url and settings.vector_lease_ttl_ms:
         election = Election(store, settings.vector_lease_ttl_ms, settings.vector_poll_ms / 1000.0)
-    follower = Follower(index, store, settings.vector_poll_ms, election)
-    servicer = VectorServicer(index, follower, Corpora(connection, embedder))
+    activity = Activity()
+    follower = Follower(index, store, settings.vector_poll_ms, election, activity)
+    servicer = VectorServicer(index, follower, Corpora(connection, embedder), activity)
+    # A rest needs a supervisor to wake it: without one (`mnemo serve vector` by hand) it stays up.
+    idle_exit = IdleExit(activity, lambda: follower.nothing_to_follow() and wake.supervisor_running(settings.run_dir),
+                         idle_exit_s(settings), lambda: _rest(settings))
 
     def register(server):
         vector_pb2_grpc.add_VectorServiceServicer_to_server(servicer, server)
@@ -47,15 +55,32 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
         insecure_no_auth=settings.insecure_no_auth,
     )
     follower.start()
+    idle_exit.start()
     index.start_project_map()  # project-scoped queries get fast once it is loaded (vector_svc/projects.py)
     log.info("vector_ready", model=embedder.model, backend=connection.backend)
 
     def on_stop() -> None:
+        idle_exit.stop()
         follower.stop()
         store.close()
         connection.close()
 
     return handle, on_stop
+
+
+def idle_exit_s(settings: Settings) -> float:
+    """Replicas on a Chroma server (chroma_url) are deployed, not supervised here: they never rest."""
+    if settings.vector_idle_exit_s < 0:
+        raise InvalidArgument("vector_idle_exit_s", f"must be 0 (never idle out) or more seconds, "
+                                                    f"got {settings.vector_idle_exit_s}")
+    return 0.0 if settings.chroma_url else settings.vector_idle_exit_s
+
+
+def _rest(settings: Settings) -> None:
+    """Idle out: tell the supervisor this exit is a rest (mnemo/wake.py), then stop as SIGTERM stops
+    a service (mnemo.grpc_server.serve_forever: drain the calls, stop the follower, close Chroma)."""
+    wake.mark_idle(settings.run_dir, "vector")
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def run_reindex(settings: Settings, args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mnemo.v1 import vector_pb2, vector_pb2_grpc
 from vector_svc.corpus import Corpora
 from vector_svc.follower import Follower, SyncResult
+from vector_svc.idle import Activity
 from vector_svc.index import VectorIndex
 
 
@@ -15,13 +16,18 @@ def _sync_reply(result: SyncResult) -> vector_pb2.VectorSyncResponse:
 
 
 class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
-    def __init__(self, index: VectorIndex, follower: Follower, corpora: Corpora):
+    """Calls that need the index are use (vector_svc.idle); Status and Count, asked in the
+    background by search_svc and gateways, are not."""
+
+    def __init__(self, index: VectorIndex, follower: Follower, corpora: Corpora, activity: Activity | None = None):
         self.index = index
         self.follower = follower
         self.corpora = corpora
+        self.activity = activity or Activity()
 
     def Query(self, request, context):
-        hits = self.index.query(request.text, request.filters, request.limit)
+        with self.activity.using():
+            hits = self.index.query(request.text, request.filters, request.limit)
         return vector_pb2.VectorQueryResponse(hits=hits)
 
     def Count(self, request, context):
@@ -31,18 +37,23 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         return self.follower.status()
 
     def Sync(self, request, context):
-        return _sync_reply(self.follower.sync(request.max_changes))
+        with self.activity.using():
+            return _sync_reply(self.follower.sync(request.max_changes))
 
     def Rebuild(self, request, context):
-        return _sync_reply(self.follower.rebuild())
+        with self.activity.using():
+            return _sync_reply(self.follower.rebuild())
 
     def UpsertCorpusDocuments(self, request, context):
-        count = self.corpora.upsert(request.corpus, request.documents, request.reset)
+        with self.activity.using():
+            count = self.corpora.upsert(request.corpus, request.documents, request.reset)
         return vector_pb2.UpsertCorpusDocumentsResponse(documents=count)
 
     def QueryCorpus(self, request, context):
-        passages = self.corpora.query(request.corpus, request.text, request.limit)
+        with self.activity.using():
+            passages = self.corpora.query(request.corpus, request.text, request.limit)
         return vector_pb2.QueryCorpusResponse(passages=passages)
 
     def DropCorpus(self, request, context):
-        return vector_pb2.DropCorpusResponse(dropped=self.corpora.drop(request.corpus))
+        with self.activity.using():
+            return vector_pb2.DropCorpusResponse(dropped=self.corpora.drop(request.corpus))
