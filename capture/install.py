@@ -4,7 +4,11 @@ Claude Code reads hooks from ~/.claude/settings.json (`hooks.<Event>[] = {matche
 hooks: [{type: "command", command, timeout, async?}]}`) and user-scope MCP servers from
 ~/.claude.json (`mcpServers.<name> = {type: "stdio", command, args, env}`).
 
-Install adds mnemo's hooks and the `mcp-search` server (`--profile legacy`: the older
+Install adds mnemo's hooks, the `mcp-search` server and `permissions.allow` entries
+(`mcp__<server>__<tool>`) for exactly its read-only tools: Claude Code's plan mode and `claude
+-p` refuse an MCP tool that no rule allows, readOnlyHint or not (measured with 2.1.197), and
+the file-read hook sends the agent to smart_outline and get_observations there; write tools
+still ask. Install also adds (`--profile legacy`: the older
 seven-tool server under its old name `claude-mem-search`, `--profile all`: both tool sets
 under `mcp-search`; the profile rides in the server's env as MNEMO_MCP_PROFILE); uninstall
 removes exactly those. Both are idempotent, keep a timestamped backup of every file they change, and
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from capture.install_common import (
+    DEFAULT_PROFILE,
     MCP_NAME,
     MCP_NAMES,
     _is_mnemo_launcher,
@@ -81,13 +86,17 @@ def run_install(settings: Any, args: Any) -> int:
     name, profile_env = mcp_server_for(settings)
     paths = _paths(args)
     base = launcher(settings)
-    hooks_changed = _update_json(paths["settings"], lambda data: add_hooks(data, base))
+    allowed = read_only_tools(settings)
+    hooks_changed = _update_json(paths["settings"],
+                                 lambda data: allow_read_only(add_hooks(data, base), name, allowed))
     mcp_changed, conflict = False, ""
     try:
         mcp_changed = _update_json(paths["mcp"], lambda data: _with_one_server(data, base, name, profile_env))
     except FailedPrecondition as err:
         conflict = str(err)
     _report("hooks", paths["settings"], hooks_changed, "installed", "already installed")
+    print(f"permissions: {len(allowed)} read-only tools of {name!r} allowed (plan mode, claude -p); "
+          "write tools still ask")
     if conflict:
         print(f"MCP server: not registered: {conflict}", file=sys.stderr)
         return 1
@@ -124,7 +133,7 @@ def run_uninstall(settings: Any, args: Any) -> int:
 
         return uninstall_host(host, settings, args)
     paths = _paths(args)
-    hooks_changed = _update_json(paths["settings"], remove_hooks, create=False)
+    hooks_changed = _update_json(paths["settings"], lambda data: disallow_mnemo(remove_hooks(data)), create=False)
     mcp_changed = _update_json(paths["mcp"], remove_mcp_server, create=False)
     _report("hooks", paths["settings"], hooks_changed, "removed", "not installed")
     _report("MCP server " + " / ".join(repr(name) for name in MCP_NAMES), paths["mcp"], mcp_changed, "removed",
@@ -159,6 +168,59 @@ def add_hooks(data: dict[str, Any], base: list[str]) -> dict[str, Any]:
         group: dict[str, Any] = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
         group["hooks"] = [wanted]
         hooks[event].append(group)
+    return data
+
+
+def read_only_tools(settings: Any) -> list[str]:
+    """The read-only tools the gateway lists for these settings (profile, runtime): read from
+    the tool table, so the allow list follows it."""
+    from gateway.observation_tools import runtime_tools
+    from gateway.tools import profile_tools
+
+    profile = getattr(settings, "mcp_profile", "") or DEFAULT_PROFILE
+    return [tool.name for tool in runtime_tools(settings, profile_tools(profile)) if tool.read_only]
+
+
+def permission_rule(server: str, tool: str) -> str:
+    """Claude Code's permission rule for one MCP tool of a server registered under `server`."""
+    return f"mcp__{server}__{tool}"
+
+
+def allow_read_only(data: dict[str, Any], server: str, tools: list[str]) -> dict[str, Any]:
+    """Settings whose permissions.allow holds a rule for each of `tools` under `server` and no
+    other rule install would add (another profile's, the other server name's); rules in place
+    stay where they are, and every rule of the user's stays."""
+    wanted = [permission_rule(server, tool) for tool in tools]
+    data = disallow_mnemo(data, keep=frozenset(wanted))
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(permissions.setdefault("allow", []), list):
+        raise FailedPrecondition('"permissions.allow" in the Claude Code settings is not a list; fix it by hand first')
+    allow = permissions["allow"]
+    allow += [rule for rule in wanted if rule not in allow]
+    return data
+
+
+def disallow_mnemo(data: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Settings without the rules install adds but `keep` (a read-only tool of any profile, under
+    either of mnemo's server names); rules the user wrote (a write tool's too) stay. Keys left
+    empty by that are dropped."""
+    from gateway.tools import BY_NAME
+
+    data = json.loads(json.dumps(data))
+    permissions = data.get("permissions")
+    allow = permissions.get("allow") if isinstance(permissions, dict) else None
+    if not isinstance(permissions, dict) or not isinstance(allow, list):
+        return data
+    ours = {permission_rule(server, tool.name) for server in MCP_NAMES
+            for tool in BY_NAME.values() if tool.read_only} - keep
+    kept = [rule for rule in allow if rule not in ours]
+    if len(kept) == len(allow):
+        return data
+    permissions["allow"] = kept
+    if not kept:
+        del permissions["allow"]
+        if not permissions:
+            del data["permissions"]
     return data
 
 

@@ -65,8 +65,10 @@ def test_install_twice_equals_once_and_keeps_everything_else(tmp_path):
     assert second.returncode == 0 and "already installed" in second.stdout
     assert (settings.read_text(), claude_json.read_text()) == once
 
-    for key in ("model", "permissions"):
-        assert installed[key] == USER_SETTINGS[key]
+    assert installed["model"] == USER_SETTINGS["model"]
+    # The user's rules stay first; mnemo's read-only tools follow (tests/unit/capture/test_capture_install_permissions.py).
+    assert installed["permissions"]["allow"][0] == "Bash(npm test)"
+    assert "mcp__mcp-search__mem_search" in installed["permissions"]["allow"]
     assert installed["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
     assert installed["hooks"]["PostToolUse"][0] == USER_SETTINGS["hooks"]["PostToolUse"][0]
     for event in HOOK_EVENTS:
