@@ -111,6 +111,11 @@ class ParsedQuery:
     excluded_cjk: tuple[Run, ...] = ()
     """Excluded CJK runs."""
     operators: bool = False
+    groups: tuple[tuple[Term, ...], ...] = ()
+    """The alternatives the user wrote, each the terms of `terms` it holds: `a b OR c` is ((a, b), (c,)),
+    a query without OR one group of all its terms. A record holding every term of one group is
+    lexical evidence of a match (store_svc.queries.evidence); the FTS expression ORs every term
+    anyway, so groups only judge, never match."""
 
     @property
     def content_words(self) -> tuple[str, ...]:
@@ -192,27 +197,48 @@ class _Builder:
     excluded: list[Term] = field(default_factory=list)
     cjk: list[Run] = field(default_factory=list)
     excluded_cjk: list[Run] = field(default_factory=list)
+    groups: list[list[Term]] = field(default_factory=lambda: [[]])
+
+    def next_group(self) -> None:
+        """An OR between two parts: the terms that follow are another alternative."""
+        if self.groups[-1]:
+            self.groups.append([])
 
     def add(self, text: str, *, negate: bool = False, phrase: bool = False, prefix: bool = False,
             column: str = "") -> None:
         words, runs = split_words(text)
         self.tokens.extend(w.lower() for w in words)
         (self.excluded_cjk if negate else self.cjk).extend(Run(run, column) for run in runs)
-        target = self.excluded if negate else self.terms
         if phrase and len(words) > 1:
-            target.append(Term(tuple(words), column=column))
-            return
-        for position, word in enumerate(words):
-            target.append(Term((word,), prefix=prefix and position == len(words) - 1, column=column))
+            added = [Term(tuple(words), column=column)]
+        else:
+            added = [Term((word,), prefix=prefix and position == len(words) - 1, column=column)
+                     for position, word in enumerate(words)]
+        (self.excluded if negate else self.terms).extend(added)
+        if not negate:
+            self.groups[-1].extend(added)
+
+
+def _identity(item: Term | Run) -> object:
+    """What makes two terms the same: their words regardless of case, prefix and column."""
+    return (tuple(w.lower() for w in item.words), item.prefix, item.column) if isinstance(item, Term) else item
 
 
 def _unique(items: list) -> tuple:
     """Items without repeats; terms differing only in case count once."""
     seen: dict[object, object] = {}
     for item in items:
-        key = (tuple(w.lower() for w in item.words), item.prefix, item.column) if isinstance(item, Term) else item
-        seen.setdefault(key, item)
+        seen.setdefault(_identity(item), item)
     return tuple(seen.values())
+
+
+def _groups(groups: list[list[Term]], terms: tuple[Term, ...]) -> tuple[tuple[Term, ...], ...]:
+    """Each alternative reduced to the query's final terms (stop-words dropped, repeats once);
+    an alternative left with none of them (only stop-words) is no alternative."""
+    final = {_identity(term): term for term in terms}
+    reduced = (tuple({_identity(t): final[_identity(t)] for t in group if _identity(t) in final}.values())
+               for group in groups)
+    return tuple(group for group in reduced if group)
 
 
 def _is_stop_word(term: Term) -> bool:
@@ -237,10 +263,12 @@ def parse(text: str, operators: bool = False) -> ParsedQuery:
         _parse_operators(cleaned, builder)
     else:
         _parse_plain(cleaned, builder)
+    terms = _unique(_drop_stop_words(builder.terms))[:MAX_TERMS]
     return ParsedQuery(
         text=cleaned,
         tokens=tuple(builder.tokens),
-        terms=_unique(_drop_stop_words(builder.terms))[:MAX_TERMS],
+        terms=terms,
+        groups=_groups(builder.groups, terms),
         excluded=_unique(builder.excluded)[:MAX_TERMS],
         cjk=_unique(builder.cjk)[:MAX_TERMS],
         excluded_cjk=_unique(builder.excluded_cjk)[:MAX_TERMS],
@@ -249,8 +277,16 @@ def parse(text: str, operators: bool = False) -> ParsedQuery:
 
 
 def _parse_plain(text: str, builder: _Builder) -> None:
-    """Every word is a term; a word typed with a trailing '*' is a prefix match."""
-    for chunk in text.split():
+    """Every word is a term; a word typed with a trailing '*' is a prefix match. An OR in capitals
+    between two words is still a word to find, and it also separates alternatives (`a OR b`: a
+    record holding either is evidence of a match, ParsedQuery.groups)."""
+    chunks = text.split()
+    for i, chunk in enumerate(chunks):
+        if chunk == "OR" and builder.groups[-1] and i + 1 < len(chunks):
+            builder.terms.append(Term((chunk,)))  # matched and ranked as before, part of no alternative
+            builder.tokens.append(chunk.lower())
+            builder.next_group()
+            continue
         builder.add(chunk, prefix=bool(_PREFIX_END.search(chunk)))
 
 
@@ -272,7 +308,10 @@ def _parse_operators(text: str, builder: _Builder) -> None:
             builder.add(phrase, negate=negate_next or dash == "-", phrase=True, column=column)
             negate_next = False
             continue
-        if chunk in ("OR", "AND"):
+        if chunk == "OR":
+            builder.next_group()
+            continue
+        if chunk == "AND":
             continue
         if chunk == "NOT":
             negate_next = True

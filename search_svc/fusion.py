@@ -43,14 +43,17 @@ z-score of its best item, relative to the other list's), so a list whose top sta
 (a rare-word bm25 hit, a near-duplicate embedding) counts more than a flat one.
 
 Relevance floor (`RelevanceFloor`, `above_floor`): fused scores are relative to their lists,
-so they cannot tell whether anything matched. The floor uses absolute evidence (the cosine
-similarity, optionally plus weighted bm25), calibrated on questions asked in the wrong project
-(the LoCoMo cross-conversation protocol of bench/locomo.py, chosen by cross-validation): a
-query whose best candidate stays under the gate finds nothing, and only records reaching the
-keep level are matches, so totals count matches, not the project's size. A record under the keep
-level is still a match when a time-neighbour of it (the neighbours temporal context reads) reaches
-the gate and the ranking puts it above another match: it was ranked through that neighbour, as
-temporal context intends.
+so they cannot tell whether anything matched. The floor asks for evidence instead. Lexical
+evidence (store_svc.evidence: the share of the query's idf-weighted terms a record holds, for its
+best `a OR b` alternative) makes a record a match by itself once it reaches `evidence`: a record
+holding the query's words, an identifier or a quoted phrase is never hidden. What only the
+vector leg found is judged by its similarity (plus weighted bm25), calibrated on questions asked
+in the wrong project (the LoCoMo cross-conversation protocol of bench/locomo.py, chosen by
+cross-validation): a query with no evidence and whose best candidate stays under the gate finds
+nothing, and only records with evidence or reaching the keep level are matches, so totals count
+matches, not the project's size. A record under both is still a match when a time-neighbour of
+it (the neighbours temporal context reads) is evidence or reaches the gate and the ranking puts
+it above another match: it was ranked through that neighbour, as temporal context intends.
 
 Ties are broken by the best rank in either list, then by the record key, so the
 fused order is deterministic (pagination never repeats or skips a record).
@@ -115,27 +118,33 @@ class Fused:
 class RelevanceFloor:
     """When a fused list holds matches at all, and which of its records are matches.
 
-    relevance = similarity + bm25_weight x bm25, where a record absent from the vector list
-    counts the lowest similarity in that list (its own is lower still). A query whose best
-    candidate stays under `gate` found nothing; otherwise the records reaching `keep` are
-    its matches, with the time-neighbours of those reaching `gate` that rank above one of them
-    (above_floor). Similarities are only comparable within one embedding model, so floors are
-    calibrated per model (CALIBRATED_FLOORS)."""
+    A record whose lexical evidence (store_svc.evidence) reaches `evidence` is a match. Otherwise
+    relevance = similarity + bm25_weight x bm25 judges it, where a record absent from the vector
+    list counts the lowest similarity in that list (its own is lower still). A query with no
+    evidence whose best candidate stays under `gate` found nothing; otherwise the records with
+    evidence or reaching `keep` are its matches, with the time-neighbours of those (or of records
+    reaching `gate`) that rank above one of them (above_floor). Similarities are only comparable
+    within one embedding model, so floors are calibrated per model (CALIBRATED_FLOORS)."""
 
     gate: float
     keep: float
     bm25_weight: float = 0.0
+    evidence: float = 1.0
+    """Lexical evidence that makes a record a match by itself (above 1: never)."""
 
 
 # Calibrated by `bench/locomo.py` (docs/search.md has the table): `gate` lets 7% of the questions
 # asked in another conversation's project through (held-out conversations: about 8%); `keep`
 # keeps 99% of the evidence records the ranking puts in the first ten. Chosen by
-# leave-one-conversation-out CV.
-_MINILM_FLOOR = RelevanceFloor(gate=0.491, keep=0.355, bm25_weight=0.01)
+# leave-one-conversation-out CV. `evidence` 1: a record holding every term of the query (of one
+# of its OR alternatives) is a match (docs/search.md, "Relevance floor", has what was measured).
+_MINILM_FLOOR = RelevanceFloor(gate=0.491, keep=0.355, bm25_weight=0.01, evidence=1.0)
 CALIBRATED_FLOORS: dict[str, RelevanceFloor] = {
     "all-MiniLM-L6-v2-onnx-int8": _MINILM_FLOOR,
     "all-MiniLM-L6-v2": _MINILM_FLOOR,  # the fp32 vectors are within cosine 0.001 of the int8 ones
 }
+# Evidence never short of 1 by rounding: a share of sums of floats.
+_EVIDENCE_SLACK = 1e-9
 
 
 def relevance(fused: Sequence[Fused], floor: RelevanceFloor) -> list[float]:
@@ -147,28 +156,32 @@ def relevance(fused: Sequence[Fused], floor: RelevanceFloor) -> list[float]:
 
 def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Container[Key] = frozenset(),
                 placement: Mapping[Key, tuple[str, int]] | None = None,
-                params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
-    """The matches of a fused list: none when its best stays under the gate, else those
-    reaching `keep`, in their order, and those the ranking puts above one of them through a
-    neighbour: a candidate within params.context_reach steps in time (as for with_context;
-    `placement` as there) of one that reaches the gate. A record whose own words miss the query
+                params: FusionParams = DEFAULT_FUSION, evidence: Mapping[Key, float] | None = None) -> list[Fused]:
+    """The matches of a fused list: none when no record has evidence (`evidence`: key -> its
+    lexical evidence) and the best stays under the gate, else those with evidence or reaching
+    `keep`, in their order, and those the ranking puts above one of them through a neighbour: a
+    candidate within params.context_reach steps in time (as for with_context; `placement` as
+    there) of one that has evidence or reaches the gate. A record whose own words miss the query
     is found through its neighbour, so its own relevance says little; one ranked below every
     match adds nothing to the answer. No floor: every candidate is a match. `unjudged`
     candidates (lexical matches the vector index has not embedded yet) are matches either way:
     the floor needs their similarity, which nobody knows yet."""
     if floor is None:
         return list(fused)
+    evidence = evidence or {}
+    evident = [evidence.get(item.key, 0.0) >= floor.evidence - _EVIDENCE_SLACK for item in fused]
     values = relevance(fused, floor)
-    if max(values, default=float("-inf")) < floor.gate:
+    strong = [is_evident or value >= floor.gate for is_evident, value in zip(evident, values, strict=True)]
+    if not any(strong):
         return [item for item in fused if item.key in unjudged]
-    own = [value >= floor.keep for value in values]
-    last_own = max(i for i, is_own in enumerate(own) if is_own)  # the best one reaches keep <= gate
+    own = [is_evident or value >= floor.keep for is_evident, value in zip(evident, values, strict=True)]
+    last_own = max(i for i, is_own in enumerate(own) if is_own)  # a strong one is its own match
     # only a candidate under keep and ranked above a match can be lent match status
     lendable = {item.key for item, is_own in zip(fused[:last_own], own[:last_own], strict=True) if not is_own}
     lent: set[Key] = set()
     if lendable and params.context_weight > 0:
-        strong = {item.key for item, value in zip(fused, values, strict=True) if value >= floor.gate}
-        lent = lendable & _beside(strong, [f.key for f in fused], placement or {}, params)
+        anchors = {item.key for item, is_strong in zip(fused, strong, strict=True) if is_strong}
+        lent = lendable & _beside(anchors, [f.key for f in fused], placement or {}, params)
     return [item for item, is_own in zip(fused, own, strict=True) if is_own or item.key in unjudged or item.key in lent]
 
 

@@ -73,6 +73,8 @@ PROBE_TTL_S = 5.0
 # How long a new record may wait for its embedding before the relevance floor judges it
 # without one: well above the catch-up lag of normal use (seconds), below a stalled index.
 UNEMBEDDED_GRACE_MS = 5 * 60 * 1000
+UNEMBEDDED_READ = 500
+"""Changes past the vector index's watermark read to tell which records it has not embedded."""
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
 SEMANTIC_WARMING = "semantic search is warming up after a rest; lexical results only"
 SEMANTIC_REFUSED = "semantic search could not take this query; lexical results only"
@@ -124,16 +126,34 @@ class _Semantic:
 
     rows: list[common_pb2.IndexRow] = field(default_factory=list)
     distances: list[float] = field(default_factory=list)
+    pending: _Pending | None = None
+    """What the index had not embedded when queried; None when unknown."""
 
 
 def _not_yet_embedded(lexical: store_pb2.StoreSearchResponse, semantic: _Semantic) -> set[Hashable]:
-    """Lexical matches too new for the vector index to have judged: absent from its neighbours
-    and written within UNEMBEDDED_GRACE_MS. A record is findable lexically at once; the floor
-    judges it once it is embedded (catch-up takes seconds in normal use)."""
+    """Lexical matches the vector index had not embedded when it was queried: changed in the store
+    after its watermark (semantic.pending). A record is findable lexically at once; the floor
+    judges it once it is embedded. Without a known watermark (the feed could not be read), the
+    guess of old: absent from the neighbours and written within UNEMBEDDED_GRACE_MS."""
+    if semantic.pending is not None:
+        return {ref_key(row.ref) for row in lexical.hits if semantic.pending.holds(ref_key(row.ref))}
     embedded = {ref_key(row.ref) for row in semantic.rows}
     since = now_ms() - UNEMBEDDED_GRACE_MS
     return {ref_key(row.ref) for row in lexical.hits
             if ref_key(row.ref) not in embedded and row.created_at_epoch >= since}
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """The records changed after the vector index's watermark: those read from the change feed,
+    and when the feed held more than was read, every record of a kind newer than the newest read
+    (ids grow with time, so later changes are mostly later records)."""
+
+    refs: frozenset[Key]
+    newer_than: Mapping[int, int]
+
+    def holds(self, key: Key) -> bool:
+        return key in self.refs or key[1] > self.newer_than.get(key[0], 1 << 62)
 
 
 class _VectorProbe:
@@ -264,11 +284,32 @@ class Retrieval:
     def _query_vector(self, request: vector_pb2.VectorQueryRequest, timeout: float,
                       filters: common_pb2.Filters) -> _VectorReply:
         try:
+            # The watermark before the query: whatever it covers was in the index the query searched.
+            status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=timeout)
             reply: vector_pb2.VectorQueryResponse = self.backend.vector.stub.Query(request, timeout=timeout)
         except _VECTOR_FAILURES as err:
             return err
-        # Hydrated here, on the worker: the store round trip overlaps the lexical query still running.
-        return reply, self._hydrate(reply, filters)
+        # Hydrated here, on the worker: the store round trips overlap the lexical query still running.
+        semantic = self._hydrate(reply, filters)
+        semantic.pending = self._pending(status)
+        return reply, semantic
+
+    def _pending(self, status: vector_pb2.VectorStatusResponse) -> _Pending | None:
+        """The records changed after the index's watermark (None when the feed cannot be read here)."""
+        if status.lag <= 0 and status.head_seq > 0:
+            return _Pending(frozenset(), {})
+        try:
+            feed = self.backend.store.stub.ReadChanges(
+                store_pb2.ReadChangesRequest(after_seq=status.watermark, limit=UNEMBEDDED_READ))
+        except MnemoError as err:  # a user's token may not read the feed (server runtime)
+            log.info("change feed unreadable; judging new records by age", code=err.code)
+            return None
+        refs = frozenset(ref_key(change.ref) for change in feed.changes)
+        newer_than: dict[int, int] = {}
+        if feed.changes and feed.changes[-1].seq < feed.head_seq:  # more than was read
+            for kind, rid in refs:
+                newer_than[kind] = max(newer_than.get(kind, 0), rid)
+        return _Pending(refs, newer_than)
 
     def _finish_semantic(self, pending: Future[_VectorReply],
                          filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
@@ -352,7 +393,8 @@ class Retrieval:
         fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
         fused = with_question_penalty(fused, {key for key, row in by_key.items() if row.asks}, self.fusion)
         fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
-        fused = above_floor(fused, floor, _not_yet_embedded(lexical, semantic), placement, self.fusion)
+        fused = above_floor(fused, floor, _not_yet_embedded(lexical, semantic), placement, self.fusion,
+                            evidence={ref_key(row.ref): row.evidence for row in lexical.hits})
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

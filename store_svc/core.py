@@ -23,6 +23,7 @@ from mnemo.vocab import DEFAULT_PLATFORM, TITLE_MAX_CHARS
 from store_svc import convert, observations, queries, schema, state, transfer, validate, writes
 from store_svc.backend import SqliteBackend
 from store_svc.dialect import Backend, Conn, Row
+from store_svc.evidence import evidence
 from store_svc.validate import KIND_NAMES, check_page, check_refs
 from store_svc.writes import clean
 
@@ -304,6 +305,10 @@ class Store:
         with self.reading() as conn:
             page = queries.find(conn, filters, query, request.order, limit, offset)
             hits = self._index_rows(conn, page, ranked=query is not None)
+            if query is not None:  # how much of the query each hit holds: search_svc's floor reads it
+                found = evidence(conn, query, [(h.ref.kind, h.ref.id) for h in hits])
+                for hit in hits:
+                    hit.evidence = found.get((hit.ref.kind, hit.ref.id), 0.0)
         totals = page.totals
         return store_pb2.StoreSearchResponse(
             hits=hits,

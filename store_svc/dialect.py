@@ -96,7 +96,7 @@ class Dialect:
                     f"ELSE '[]'::jsonb END) AS j(value)")
         return f"json_each(CASE WHEN json_valid({column}) THEN {column} ELSE '[]' END)"
 
-    def one_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+    def one_of(self, column: str, values: Sequence[str] | Sequence[int]) -> tuple[str, Any]:
         """SQL testing that `column` is one of `values`, and its one parameter: the statement's text
         does not depend on how many values there are, so it is parsed and planned once."""
         if self.name == "postgres":

@@ -274,7 +274,7 @@ class Page(_message.Message):
     def __init__(self, limit: _Optional[int] = ..., offset: _Optional[int] = ...) -> None: ...
 
 class IndexRow(_message.Message):
-    __slots__ = ("ref", "display_id", "type", "title", "created_at", "created_at_epoch", "token_estimate", "score", "project", "file", "asks", "specificity")
+    __slots__ = ("ref", "display_id", "type", "title", "created_at", "created_at_epoch", "token_estimate", "score", "project", "file", "asks", "specificity", "evidence")
     REF_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_ID_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -287,6 +287,7 @@ class IndexRow(_message.Message):
     FILE_FIELD_NUMBER: _ClassVar[int]
     ASKS_FIELD_NUMBER: _ClassVar[int]
     SPECIFICITY_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     ref: Ref
     display_id: str
     type: str
@@ -299,4 +300,5 @@ class IndexRow(_message.Message):
     file: str
     asks: bool
     specificity: float
-    def __init__(self, ref: _Optional[_Union[Ref, _Mapping]] = ..., display_id: _Optional[str] = ..., type: _Optional[str] = ..., title: _Optional[str] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., token_estimate: _Optional[int] = ..., score: _Optional[float] = ..., project: _Optional[str] = ..., file: _Optional[str] = ..., asks: _Optional[bool] = ..., specificity: _Optional[float] = ...) -> None: ...
+    evidence: float
+    def __init__(self, ref: _Optional[_Union[Ref, _Mapping]] = ..., display_id: _Optional[str] = ..., type: _Optional[str] = ..., title: _Optional[str] = ..., created_at: _Optional[str] = ..., created_at_epoch: _Optional[int] = ..., token_estimate: _Optional[int] = ..., score: _Optional[float] = ..., project: _Optional[str] = ..., file: _Optional[str] = ..., asks: _Optional[bool] = ..., specificity: _Optional[float] = ..., evidence: _Optional[float] = ...) -> None: ...

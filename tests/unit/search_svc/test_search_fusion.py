@@ -203,3 +203,28 @@ def test_specificity_needs_two_different_known_values():
     params = FusionParams(specificity_weight=0.5)
     assert with_specificity(fused, {"a": 2.0}, params) == fused
     assert with_specificity(fused, {"a": 2.0, "b": 2.0}, params) == fused
+
+
+def test_a_record_holding_every_query_term_is_a_match_whatever_its_similarity():
+    from search_svc.fusion import RelevanceFloor, above_floor
+
+    floor = RelevanceFloor(gate=0.5, keep=0.3)
+    fused = fuse([("all-words", 4.0), ("some-words", 6.0)], [("near", 0.75), ("far", 0.9)])  # none reaches keep
+    assert above_floor(fused, floor) == []
+    evidence = {"all-words": 1.0, "some-words": 0.6}
+    assert keys(above_floor(fused, floor, evidence=evidence)) == ["all-words"]
+    assert keys(above_floor(fused, RelevanceFloor(gate=0.5, keep=0.3, evidence=0.5), evidence=evidence)) == [
+        k for k in keys(fused) if k in ("all-words", "some-words")]
+    # once the query has a match, a vector neighbour reaching keep is one too, as before
+    nearer = fuse([("all-words", 4.0)], [("near", 0.6), ("far", 0.9)])  # similarities 0.4 and 0.1
+    assert sorted(keys(above_floor(nearer, floor, evidence=evidence))) == ["all-words", "near"]
+
+
+def test_evidence_makes_a_match_beside_it_as_a_gate_does():
+    from search_svc.fusion import RelevanceFloor, above_floor
+
+    floor = RelevanceFloor(gate=0.5, keep=0.3)
+    fused = [Fused("words", 3.0, 1, None), Fused("answer", 2.0, None, 1, similarity=0.1),
+             Fused("later", 1.5, None, 2, similarity=0.35)]
+    placement = {"words": ("p", 0), "answer": ("p", 60_000), "later": ("p", 7_200_000)}
+    assert keys(above_floor(fused, floor, placement=placement, evidence={"words": 1.0})) == ["words", "answer", "later"]

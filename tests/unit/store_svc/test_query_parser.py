@@ -114,3 +114,16 @@ def test_terms_keep_their_case_for_the_tokenizer_and_repeat_once():
 
 def test_like_pattern_escapes_wildcards():
     assert like_pattern("50%_a\\b") == "%50\\%\\_a\\\\b%"
+
+
+@pytest.mark.parametrize(("text", "operators", "groups"), [
+    ("hooks implementation", False, [["hooks", "implementation"]]),
+    ("bazel OR oauth", False, [["bazel"], ["oauth"]]),  # OR between words: alternatives, in plain text too
+    ("OR gate", False, [["OR", "gate"]]),  # a leading OR is a word
+    ('"login flow" OR auth* -legacy', True, [["login flow"], ["auth"]]),
+    ("login OR the", False, [["login"]]),  # an alternative of stop-words only is none
+])
+def test_or_separates_the_alternatives_evidence_is_judged_on(text, operators, groups):
+    parsed = parse(text, operators=operators)
+    assert [[" ".join(t.words) for t in group] for group in parsed.groups] == groups
+    assert all(term in parsed.terms for group in parsed.groups for term in group)

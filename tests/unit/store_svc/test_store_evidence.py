@@ -1,0 +1,61 @@
+"""store_svc.evidence: how much of a query each search hit holds, on both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.v1 import common_pb2, store_pb2
+from store_svc.core import Store
+from tests.conftest import BOTH_BACKENDS
+
+pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
+
+
+@pytest.fixture
+def store(settings):
+    s = Store.from_settings(settings)
+    yield s
+    s.close()
+
+
+def add(store: Store, title: str, narrative: str) -> int:
+    o = common_pb2.Observation(title=title, narrative=narrative, memory_session_id="mem-1", project="proj",
+                               type="discovery")
+    return store.add_observations(store_pb2.AddObservationsRequest(observations=[o])).ids[0]
+
+
+def evidence(store: Store, query: str, operators: bool = False) -> dict[int, float]:
+    syntax = store_pb2.QUERY_SYNTAX_OPERATORS if operators else store_pb2.QUERY_SYNTAX_PLAIN
+    reply = store.search(store_pb2.StoreSearchRequest(query=query, syntax=syntax))
+    return {hit.ref.id: hit.evidence for hit in reply.hits}
+
+
+def test_a_hit_holding_every_term_has_full_evidence_and_a_partial_one_less(store):
+    both = add(store, "Cookie session signing", "SecureCookieSession signs the cookie with the secret key")
+    one = add(store, "Session timeout", "the session expires after an hour")
+    for filler in range(6):  # "session" becomes common, "cookie" stays rare
+        add(store, f"Note {filler}", f"another session note number {filler}")
+    found = evidence(store, "cookie session")
+    assert found[both] == pytest.approx(1.0)
+    assert 0 < found[one] < 0.5  # it lacks the rarer word, which weighs more
+
+
+def test_stemming_counts_as_the_index_counts_it_and_context_words_never_do(store):
+    rid = add(store, "Redirects after login", "the login handler redirects to the dashboard")
+    assert evidence(store, "redirect")[rid] == pytest.approx(1.0)
+
+
+def test_either_alternative_of_or_is_full_evidence(store):
+    bazel = add(store, "Bazel build", "bazel caches the build outputs")
+    oauth = add(store, "OAuth flow", "oauth tokens refresh hourly")
+    for operators in (False, True):
+        found = evidence(store, "bazel OR oauth", operators)
+        assert found[bazel] == pytest.approx(1.0) and found[oauth] == pytest.approx(1.0)
+
+
+def test_a_phrase_is_evidence_only_where_its_words_stand_in_order(store):
+    exact = add(store, "Payment", "this keeps the payment intent alive")
+    scattered = add(store, "Payment retry", "the payment keeps retrying")
+    found = evidence(store, '"keeps the payment"', operators=True)
+    assert found[exact] == pytest.approx(1.0)
+    assert found.get(scattered, 0.0) == 0.0
