@@ -1,13 +1,16 @@
-"""Every shell example in the docs runs as written against a real local stack.
+"""Every shell example in the docs runs as a reader pastes it: each block whole, in one
+shell, against a real local stack.
 
 The stack is what `make run` gives a reader: `mnemo up` in a private MNEMO_HOME (the hash
-embedder, so it starts in seconds) holding one saved memory. Each command of a runnable block (see
-tests/docs_support.py) runs with bash from a scratch directory, with `.venv/bin/` meaning
-this interpreter's bin directory and HOME pointing at a scratch directory (so
-`mnemo install claude-code` touches no real settings). Two things differ from a terminal,
-both on purpose: the loopback ports an example names are replaced by free ports (tests run
-in parallel), and a command ending in `&` is started in the background, waited for until
-its `--listen` address is healthy, and stopped when its block ends.
+embedder, so it starts in seconds) holding one saved memory. A runnable block (see
+tests/docs_support.py) runs as one bash script (`set -e -o pipefail`: a failing command
+fails the block) from a scratch directory standing for the checkout, with `.venv/bin/`
+meaning this interpreter's bin directory and HOME pointing at a scratch directory (so
+`mnemo install claude-code` touches no real settings). Only the loopback ports an example
+names are replaced by free ports (tests run in parallel). A command ending in `&` runs in
+the background exactly as pasted, so the block itself must wait for it (`mnemo wait`);
+whatever it left running is stopped when the block ends, and the block must leave no file
+in the directory it ran in (a reader pastes them in their checkout).
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,7 +32,7 @@ import pytest
 from mnemo.config import SERVICES
 from mnemo.grpc_client import check_health
 from tests.conftest import REPO_ROOT
-from tests.docs_support import Block, all_blocks, commands, first_word
+from tests.docs_support import Block, all_blocks, commands
 from tests.grpcurl_support import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -38,7 +41,8 @@ VENV_BIN = Path(sys.executable).parent
 RUNNABLE = [block for block in all_blocks() if block.is_shell and block.not_run is None]
 _LOOPBACK_PORT = re.compile(r"127\.0\.0\.1:(\d+)")
 _VENV_PATH = re.compile(r"(?<![\w/.])\.venv/bin/")
-_GRPC_METHOD = re.compile(r"^[A-Za-z_][\w.]*\.[A-Za-z_]\w*/[A-Za-z_]\w*$")
+BLOCK_TIMEOUT_S = 180
+STOP_WAIT_S = 10
 
 
 class Sandbox:
@@ -99,56 +103,47 @@ def localise(command: str, ports: dict[str, int]) -> str:
     return _LOOPBACK_PORT.sub(free, command)
 
 
-def is_background(command: str) -> bool:
-    return bool(re.search(r"\s&$", command))
-
-
-def start_background(command: str, box: Sandbox, where: str) -> subprocess.Popen[bytes]:
-    """Start `cmd ... --listen ADDRESS &` and return once ADDRESS answers health checks."""
-    listen = re.search(r"--listen\s+(\S+)", command)
-    assert listen, f"{where}: a background example must name its --listen address: {command}"
-    proc = subprocess.Popen(["bash", "-c", f"exec {command.removesuffix('&').rstrip()}"], env=box.env,
-                            cwd=box.workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not check_health(listen[1], timeout=0.5):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"{where}: {command} never became healthy: {proc.communicate()[1].decode()[-2000:]}")
-    return proc
-
-
-def run_command(command: str, box: Sandbox, where: str) -> None:
-    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], env=box.env, cwd=box.workdir,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, f"{where}: `{command}` exited {done.returncode}:\n{done.stderr[-2000:]}"
-    if first_word(command).endswith("/grpcurl"):
-        check_grpcurl_reply(command, done.stdout, where)
-
-
-def check_grpcurl_reply(command: str, stdout: str, where: str) -> None:
-    """A call answers a JSON object; `list` and `describe` answer text."""
-    if any(_GRPC_METHOD.match(word) for word in shlex.split(command, comments=True)):
-        assert isinstance(json.loads(stdout), dict), f"{where}: {command} answered {stdout[:300]!r}"
-    else:
-        assert stdout.strip(), f"{where}: {command} printed nothing"
-
-
 def run_block(block: Block, box: Sandbox) -> int:
+    """The block as one script in its own process group, stopped (with what it started in
+    the background) when it ends. Output goes to files: a background service keeps its
+    inherited stdout open, and a pipe would never reach end of file."""
     box.ensure_up()
-    ports: dict[str, int] = {}
-    background: list[subprocess.Popen[bytes]] = []
-    try:
-        for command in commands(block):
-            command = localise(command, ports)
-            if is_background(command):
-                background.append(start_background(command, box, block.where))
-            else:
-                run_command(command, box, block.where)
-    finally:
-        for proc in background:
-            proc.terminate()
-            proc.communicate(timeout=30)
+    script = "set -e -o pipefail\n" + localise(block.body, {})
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(["bash", "-c", script], env=box.env, cwd=box.workdir, stdout=out, stderr=err,
+                                text=True, start_new_session=True)
+        try:
+            code: int | None = proc.wait(timeout=BLOCK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            stop_group(proc)
+        out.seek(0)
+        err.seek(0)
+        printed = f"{out.read()[-1000:]}\n{err.read()[-2000:]}"
+    assert code == 0, f"{block.where}: {'exited ' + str(code) if code is not None else 'timed out'}:\n{printed}"
+    left = sorted(p.name for p in box.workdir.iterdir())
+    assert left == [], f"{block.where}: left {left} in the folder it was pasted in"
     return len(commands(block))
+
+
+def stop_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM the block's process group (the services it started in the background), then
+    SIGKILL what is still there past a deadline. The shell itself is reaped here (a zombie
+    would keep its group alive)."""
+    pgid = proc.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + STOP_WAIT_S
+    while True:
+        proc.poll()
+        try:
+            os.killpg(pgid, signal.SIGKILL if time.monotonic() > deadline else 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)  # polling for the group's exit (no event tells it), not for readiness
 
 
 @pytest.mark.parametrize("doc", sorted({block.doc for block in RUNNABLE}))

@@ -81,3 +81,14 @@ def test_shell_examples_call_our_programs_from_the_venv_and_use_mnemo_home() -> 
             for program in programs(command):
                 assert program.startswith(".venv/bin/") or program in SYSTEM_COMMANDS, f"{block.where}: {command}"
             assert "~/.mnemo" not in command, f"{block.where}: use $MNEMO_HOME in {command}"
+
+
+def test_every_printed_claude_registration_is_for_every_folder() -> None:
+    """Claude Code's default scope ("local") registers a server for the current folder only."""
+    from mnemo.config import load_settings
+    from mnemo.stack import registration_text
+
+    printed = registration_text(load_settings({"home": "/tmp/mnemo-docs-home"})).splitlines()
+    lines = [line for path in doc_paths() for line in path.read_text(encoding="utf-8").splitlines()] + printed
+    adds = [line for line in lines if "claude mcp add" in line]
+    assert adds and all("claude mcp add -s user " in line for line in adds), adds
