@@ -23,6 +23,7 @@ from gateway.spec import Args, ToolOutput, ToolSpec, Unary, text_only, with_stru
 from mnemo import vocab as v
 from mnemo.errors import FailedPrecondition
 from mnemo.remote import is_server_runtime
+from mnemo.timefmt import MAX_EPOCH_MS
 from mnemo.v1 import search_pb2
 
 CAPABILITY = "observations"
@@ -96,7 +97,7 @@ OBSERVATION_TOOLS: list[ToolSpec] = [
             "memorySessionId": _SESSION,
             "platformSource": _PLATFORM,
             "payload": {},
-            "occurredAtEpoch": {"type": "number", "minimum": 0, "maximum": 2**53},
+            "occurredAtEpoch": {"type": "number", "minimum": 0, "maximum": MAX_EPOCH_MS},
             "generate": {"type": "boolean", "default": False},
         }, required=["eventType"]),
         handler=Unary(lambda stub: stub.ObservationRecordEvent, _event_request,

@@ -27,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from mnemo import identity
-from mnemo.errors import InvalidArgument, MnemoError, downstream_unavailable
+from mnemo.errors import InvalidArgument, MnemoError, PermissionDenied, downstream_unavailable
 from mnemo.identity import Identity, TokenResolver
 from mnemo.logs import get_logger
 from mnemo.privacy import clean
@@ -109,23 +109,31 @@ class _Caller:
     (resolved at once), a user token (resolved in the handler thread, where a lookup's
     errors are mapped like any other), or nobody when the server has no token."""
 
-    def __init__(self, secret: str, who: Identity | None, resolve: TokenResolver | None, forward: bool):
+    def __init__(self, secret: str, who: Identity | None, resolve: TokenResolver | None, forward: bool,
+                 method: str = "", open_to_users: bool = True):
         self.secret = secret
         self.who = who
         self.resolve = resolve
         self.forward = forward
+        self.method = method
+        self.open_to_users = open_to_users
+
+    def _identity(self) -> Identity | None:
+        who = self.who if self.resolve is None else self.resolve(self.secret)
+        if who is not None and not who.admin and not self.open_to_users:
+            raise PermissionDenied(f"{_service_of(self.method)}/{self.method.rsplit('/', 1)[-1]} needs the "
+                                   "service (admin) token")
+        return who
 
     def bind(self, fn: Callable) -> Callable:
         def bound(request: Any, context: grpc.ServicerContext) -> Any:
-            who = self.who if self.resolve is None else self.resolve(self.secret)
-            with _bound(who, self.secret if self.forward else ""):
+            with _bound(self._identity(), self.secret if self.forward else ""):
                 return fn(request, context)
         return bound
 
     def bind_stream(self, fn: Callable) -> Callable:
         def bound(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            who = self.who if self.resolve is None else self.resolve(self.secret)
-            with _bound(who, self.secret if self.forward else ""):
+            with _bound(self._identity(), self.secret if self.forward else ""):
                 yield from fn(request, context)
         return bound
 
@@ -153,12 +161,16 @@ class _Interceptor(grpc.ServerInterceptor):
     With a token, every call must present `authorization: Bearer <secret>`: the service
     token is the administrator; with `resolve`, other secrets are per-user tokens it looks
     up. `forward` keeps the caller's secret for the server's own calls to store_svc.
+    `user_methods` (full method paths) are the only ones a per-user token may call; None = all
+    (store_svc, whose own table, store_svc.access, rules each RPC).
     """
 
-    def __init__(self, token: str = "", resolve: TokenResolver | None = None, forward: bool = False):
+    def __init__(self, token: str = "", resolve: TokenResolver | None = None, forward: bool = False,
+                 user_methods: frozenset[str] | None = None):
         self._token = token.encode()
         self._resolve = resolve
         self._forward = forward
+        self._user_methods = user_methods
 
     def _caller(self, details: grpc.HandlerCallDetails) -> _Caller | None:
         if not self._token:
@@ -175,7 +187,8 @@ class _Interceptor(grpc.ServerInterceptor):
             return _Caller(secret, identity.SERVICE, None, self._forward)
         if self._resolve is None:
             return None
-        return _Caller(secret, None, self._resolve, self._forward)
+        open_to_users = self._user_methods is None or details.method in self._user_methods
+        return _Caller(secret, None, self._resolve, self._forward, details.method, open_to_users)
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
@@ -270,12 +283,14 @@ def build_server(
     resolve_token: TokenResolver | None = None,
     forward_caller: bool = False,
     insecure_no_auth: bool = False,
+    user_methods: frozenset[str] | None = None,
 ) -> ServerHandle:
     """Create, bind and start a server. `register` adds servicers and returns their full names.
 
     `resolve_token` makes it accept per-user tokens besides `auth_token` (the service token);
     `forward_caller` keeps each caller's token for the calls the server makes to store_svc;
-    `insecure_no_auth` allows loopback TCP without a token (see check_bind_policy).
+    `insecure_no_auth` allows loopback TCP without a token (see check_bind_policy);
+    `user_methods` limits what per-user tokens may call (the rest needs the service token).
     """
     check_bind_policy(listen, tls_cert=tls_cert, tls_key=tls_key, auth_token=auth_token,
                       insecure_no_auth=insecure_no_auth)
@@ -285,7 +300,7 @@ def build_server(
                     risk="any user of this machine can read and write this memory through this port")
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
-        interceptors=[_Interceptor(auth_token, resolve_token, forward_caller)],
+        interceptors=[_Interceptor(auth_token, resolve_token, forward_caller, user_methods)],
         options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 * 1024 * 1024),
                  ("grpc.max_send_message_length", 64 * 1024 * 1024)],
     )

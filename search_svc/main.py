@@ -8,7 +8,7 @@ import grpc
 
 from mnemo.config import Settings
 from mnemo.grpc_server import ServerHandle, build_server
-from search_svc.access import token_resolver
+from search_svc.access import USER_METHODS, token_resolver
 from search_svc.backend import Backend
 from search_svc.corpus import Corpora
 from search_svc.curation import Curation
@@ -46,7 +46,7 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
     handle = build_server(listen, register_all, tls_cert=settings.tls_cert,
                           tls_key=settings.tls_key, auth_token=settings.auth_token,
                           resolve_token=token_resolver(settings, backend.store), forward_caller=settings.user_tokens,
-                          insecure_no_auth=settings.insecure_no_auth)
+                          insecure_no_auth=settings.insecure_no_auth, user_methods=USER_METHODS)
 
     def on_stop() -> None:
         forwarder.close()

@@ -31,7 +31,7 @@ from mnemo.config import Settings
 from mnemo.errors import InvalidArgument, MnemoError, NotFound
 from mnemo.privacy import clean
 from mnemo.rpc_context import time_remaining
-from mnemo.timefmt import now_ms
+from mnemo.timefmt import check_epoch, now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
 from mnemo.vocab import (
     DEFAULT_OBSERVATION_TYPE,
@@ -161,8 +161,7 @@ class Observations:
             payload = json.loads(req.payload_json) if req.payload_json else None
         except ValueError:
             raise InvalidArgument("payload", "must be JSON") from None
-        if req.occurred_at_epoch < 0:
-            raise InvalidArgument("occurredAtEpoch", "epoch milliseconds, not negative")
+        check_epoch("occurredAtEpoch", req.occurred_at_epoch)
         # Events are filed under their session, whose platform the store already knows.
         _bounded(req.platform_source, "platformSource", PLATFORM_MAX_CHARS)
         project = _project(req.project_id)

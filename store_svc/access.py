@@ -13,7 +13,8 @@ servicer with the rule of its method (the table `RULES` below):
   fetches by id leave other projects' records out, and a timeline anchor, corpus or cursor
   of another project (or user) is NOT_FOUND with the same message as a nonexistent one;
 - counts (Stats, Activity) are summed over the token's projects only;
-- the change feed, raw deletes, cursor purges and token administration need the service token.
+- the change feed, raw deletes, leases and token administration need the service token
+  (`ADMIN_ONLY`); cursors are each user's own, and users' cursor calls run on the server's clock.
 
 The tokens themselves are in store_svc/tokens.py.
 """
@@ -314,9 +315,7 @@ def _admin_only(method: str) -> Callable[[Store, Any, Callable[[Any], Any]], Any
     return rule
 
 
-# Every StoreService RPC a per-user token may call, with its rule. Any other RPC (the change
-# feed, raw deletes, cursor purges, leases, token administration, RPCs added later) needs the
-# service token: a new RPC is closed to users until someone writes its rule here.
+# Every StoreService RPC a per-user token may call, with its rule.
 RULES: dict[str, Rule] = {
     "UpsertSession": _session_write,
     "CompleteSession": _open,  # the store answers NOT_FOUND for another project's session
@@ -332,8 +331,8 @@ RULES: dict[str, Rule] = {
     "Timeline": _scoped_filters,
     "Stats": _stats,
     "SaveCursor": _open,  # bound to the caller's user by the store itself (state.py)
-    "LoadCursor": _open,
-    "PurgeCursors": _purge_cursors,
+    "LoadCursor": _open,  # the caller's own cursors only, on the server's clock (state.py)
+    "PurgeCursors": _purge_cursors,  # expired ones only, on the server's clock for users (state.py)
     "WriteWorkState": _write_work_state,
     "ReadWorkState": _read_work_state,
     "PutCorpus": _put_corpus,
@@ -348,10 +347,17 @@ RULES: dict[str, Rule] = {
     "MarkWrong": _mark_wrong,
     "WhoAmI": _open,
 }
+# The RPCs only the service token may call: they span every project (the change feed, raw
+# deletes, the vector follower's lease, token administration). No RPC is left to a default:
+# one in neither table stops the server from starting (guard), so a new RPC gets a rule first.
+ADMIN_ONLY = frozenset({"DeleteRecords", "ReadChanges", "AcquireLease", "AddToken", "ListTokens", "RevokeToken"})
 
 
 def guard(method: str, handler: Handler, store: Store, *, streaming: bool = False) -> Handler:
     """`handler` (a servicer method) behind the access rule of `method`."""
+    if (method in RULES) == (method in ADMIN_ONLY):
+        raise LookupError(f"StoreService/{method} needs exactly one access rule: add it to RULES or ADMIN_ONLY "
+                          "in store_svc/access.py")
     rule = RULES.get(method) or _admin_only(method)
     open_to_users = method in RULES
 

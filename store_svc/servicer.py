@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import grpc
 
 from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
-from store_svc import access, curation, lease, tokens
+from store_svc import access, curation, lease, tokens, validate
 from store_svc.core import Store
 from store_svc.wire import lenient_parser
 
@@ -124,6 +124,15 @@ class StoreServicer(store_pb2_grpc.StoreServiceServicer):
         return tokens.revoke_token(self.store, request)
 
 
+def _bounded(handler):
+    """`handler` behind the bounds every request has whatever its RPC (validate.epochs)."""
+    def checked(request, context):
+        validate.epochs(request)
+        return handler(request, context)
+
+    return checked
+
+
 def _message_class(descriptor):
     return getattr(store_pb2, descriptor.name, None) or getattr(common_pb2, descriptor.name)
 
@@ -135,7 +144,8 @@ def register(server: grpc.Server, store: Store) -> Iterable[str]:
     for method in store_pb2.DESCRIPTOR.services_by_name["StoreService"].methods:
         make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
         handlers[method.name] = make(
-            access.guard(method.name, getattr(servicer, method.name), store, streaming=method.server_streaming),
+            _bounded(access.guard(method.name, getattr(servicer, method.name), store,
+                                  streaming=method.server_streaming)),
             request_deserializer=lenient_parser(_message_class(method.input_type)),
             response_serializer=_message_class(method.output_type).SerializeToString,
         )

@@ -43,9 +43,17 @@ def save_cursor(conn: Conn, cursor: store_pb2.Cursor, ttl_s: int) -> store_pb2.C
                             expires_at_epoch=expires)
 
 
+def _clock(field: str, asked: int) -> int:
+    """Now, in epoch ms. The caller's clock is taken only from the local stack or the service
+    token (tests, tools): a user token's calls run on the server's clock, since one user's
+    future `now_epoch` would expire every other user's mem_search continuations."""
+    validate.epoch(field, asked)
+    return asked if asked and identity.is_admin() else now_ms()
+
+
 def load_cursor(conn: Conn, request: store_pb2.LoadCursorRequest) -> store_pb2.Cursor:
     validate.required("token", request.token)
-    now = request.now_epoch or now_ms()
+    now = _clock("now_epoch", request.now_epoch)
     row = conn.execute("SELECT * FROM cursors WHERE token = ?", (request.token[:64],)).fetchone()
     # A cursor is bound to the user whose token created it: anyone else is told it does not exist.
     if row is None or row["expires_at_epoch"] <= now or row["owner"] != identity.writer():
@@ -55,8 +63,7 @@ def load_cursor(conn: Conn, request: store_pb2.LoadCursorRequest) -> store_pb2.C
 
 
 def purge_cursors(conn: Conn, now_epoch: int) -> int:
-    validate.non_negative("now_epoch", now_epoch)
-    return conn.execute("DELETE FROM cursors WHERE expires_at_epoch < ?", (now_epoch or now_ms(),)).rowcount
+    return conn.execute("DELETE FROM cursors WHERE expires_at_epoch < ?", (_clock("now_epoch", now_epoch),)).rowcount
 
 
 # ---------------------------------------------------------------------------- work state

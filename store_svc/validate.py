@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence, Sized
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
 from mnemo.errors import InvalidArgument
+from mnemo.timefmt import check_epoch
 from mnemo.v1 import common_pb2
 from mnemo.vocab import PROJECT_MAX_BYTES, SESSION_ID_MAX_CHARS, TYPE_NAME_RE
 
@@ -17,6 +21,8 @@ MAX_WORK_STATE_BYTES = 64 * 1024
 MAX_CURSOR_STATE_BYTES = 1024 * 1024
 PRIMING_STATES = ("unprimed", "priming", "primed", "stale", "failed")
 SESSION_END_STATES = ("completed", "failed")
+_INTEGER_TYPES = frozenset({FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64,
+                            FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64})
 KIND_NAMES = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
               common_pb2.DOC_KIND_PROMPT: "prompt"}
 
@@ -48,6 +54,26 @@ def max_chars(field: str, value: str, limit: int) -> str:
     if len(value) > limit:
         raise InvalidArgument(field, f"at most {limit:,} characters")
     return value
+
+
+def epoch(field: str, value: int) -> int:
+    """An epoch-ms field: within the instants an ISO date can write (0 = unset, the caller's default)."""
+    return check_epoch(field, value)
+
+
+def epochs(message: Message, path: str = "") -> None:
+    """Every epoch-ms field of a request (any integer field named `*epoch`, nested and repeated
+    ones too) within check_epoch's range, checked once where requests enter the store: a
+    value no date can write (2^63-1, year 10000) is the caller's error, never an INTERNAL later."""
+    for field, value in message.ListFields():
+        where = f"{path}{field.name}"
+        items = list(enumerate(value)) if field.is_repeated else [(None, value)]
+        for i, item in items:
+            name = where if i is None else f"{where}[{i}]"
+            if isinstance(item, Message):  # maps of scalars carry no epochs
+                epochs(item, f"{name}.")
+            elif field.name.endswith("epoch") and field.cpp_type in _INTEGER_TYPES:
+                check_epoch(name, item)
 
 
 def non_negative(field: str, value: int) -> int:
