@@ -1,11 +1,20 @@
-"""How truthful is the rule observer? Scored on the labelled fixtures of tests/fixtures/observer.
+"""How truthful is the rule observer on REAL tool output?
 
-For every event: the outcome the observer states (from the observation's facts: "Outcome:
-succeeded|failed|unknown"; a non-shell failure is "failed") against the label; whether
-it claims success on a run that failed; and how many labelled failing test names appear
-in its title or facts. The baseline in the same run is the pre-issue-12 rule (exit code,
-then a pytest summary framed by "=", FAILED lines counted only with stderr), so the ratio
-shows what the new reader buys on this machine's identical inputs.
+The runs are tests/fixtures/observer/real_runs.json: real tools really run in throwaway
+projects by tests/fixtures/observer/generate.py (pytest, unittest, ruff, mypy, pip,
+node --test, npm, jest, vitest, mocha, tsc, eslint, cargo build/test/run/clippy, gcc,
+make, javac/java, git in many states, docker without a daemon, curl, sh scripts), each
+with its truth: the exit status of the command itself (the first command of a pipe).
+
+Each run is delivered three ways (tests/fixtures/observer/deliveries.py): the payload the
+real Claude Code CLI sends (PostToolUse / PostToolUseFailure, truncation and
+persistedOutputPath as measured), "Exit code N\\n..." text, and Codex's exec text. Per
+delivery: outcome accuracy, success claims for failed runs, failure claims for passing
+runs, unknowns. Per session (the runs and edits in their real order, Claude Code
+payloads): "Fixed" records against the truth (the same command in the same directory
+passes after failing, with an edit or an install in between), next to the pre-issue-34
+rule (a failure remembered by command head or test runner, no change needed) as the
+baseline; and "Tests pass" in the session summary for a command whose last run failed.
 
     .venv/bin/python bench/observer.py
 """
@@ -15,93 +24,153 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from capture.drafts import FAILURE_EVENT, ToolEvent  # noqa: E402
+from capture.drafts import ToolEvent  # noqa: E402
 from capture.observer import observe  # noqa: E402
-from tests.fixtures.observer import load_events  # noqa: E402
+from capture.observer_shell import shell_verdict  # noqa: E402
+from tests.fixtures.observer.deliveries import (  # noqa: E402
+    DELIVERIES,
+    all_runs,
+    load_sessions,
+    tool_event,
+    true_fixes,
+    where_and_what,
+)
 
-TARGET_ACCURACY = 0.97
+TARGET_ACCURACY = 0.99
 
 
-def tool_event(event: dict[str, Any]) -> ToolEvent:
-    payload = event["payload"]
-    kind = payload["hook_event_name"]
-    response = ({"error": payload["error"], "is_interrupt": payload.get("is_interrupt", False)}
-                if kind == FAILURE_EVENT else payload.get("tool_response"))
-    return ToolEvent(payload["tool_name"], payload["tool_input"], response, payload["cwd"], kind, event["platform"])
-
-
-def stated_outcome(event: ToolEvent) -> tuple[str, str]:
-    """(outcome the observation states, its title + facts)."""
+def stated_outcome(event: ToolEvent) -> str:
     [draft] = observe(event)
-    text = "\n".join([draft.title, *draft.facts])
-    stated = re.search(r"^Outcome: (\w+)$", text, re.MULTILINE)
-    if stated:
-        return stated.group(1), text
-    return ("failed" if event.failed_call else "unknown"), text
+    stated = re.search(r"^Outcome: (\w+)$", "\n".join(draft.facts), re.MULTILINE)
+    return stated.group(1) if stated else "unknown"
 
 
-def baseline_outcome(event: ToolEvent) -> str:
-    """The observer before this issue: failed on an exit code, on a "=...=" pytest
-    summary with failures, or on an error in stderr; everything else "succeeded"."""
-    if event.failed_call and event.tool_name != "Bash":
-        return "unknown"  # it registered no PostToolUseFailure hook: nothing was observed
-    response = event.tool_response
-    if event.failed_call:
-        return "unknown"
-    fields = response if isinstance(response, dict) else {"stdout": response}
-    stdout = str(fields.get("stdout") or fields.get("output") or "")
-    stderr = str(fields.get("stderr") or "")
-    code = fields.get("exit_code")
-    framed = re.findall(r"=+\s*(.*?\b(?:passed|failed|error)\b.*?)\s*=+\s*$", stdout, re.M)
-    failed = (code not in (None, 0)) or bool(framed and re.search(r"[1-9]\d* (?:failed|error)", framed[-1]))
-    failed = failed or bool(stderr.strip() and re.search(r"\bFAILED\b|Error", stderr))
-    return "failed" if failed else "succeeded"
+def score_delivery(delivery: str, persist_dir: Path) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for n, run in enumerate(all_runs()):
+        stated = stated_outcome(tool_event(run, delivery, persist_dir, n))
+        counts["runs"] += 1
+        counts["right"] += stated == run["truth"]
+        counts["false success"] += stated == "succeeded" and run["truth"] == "failed"
+        counts["false failure"] += stated == "failed" and run["truth"] == "succeeded"
+        counts["unknown"] += stated == "unknown"
+    return counts
 
 
-def score(events: list[dict[str, Any]], judge: Any) -> dict[str, float]:
-    right = wrong_success = success_claims = names_total = names_found = 0
-    for event in events:
-        label = event["label"]
-        outcome, text = judge(tool_event(event))
-        right += outcome == label["outcome"]
-        if outcome == "succeeded":
-            success_claims += 1
-            wrong_success += label["outcome"] == "failed"
-        names_total += len(label["failing"])
-        names_found += sum(1 for name in label["failing"] if name in text)
-    return {
-        "accuracy": right / len(events),
-        "success_precision": 1 - wrong_success / success_claims if success_claims else 1.0,
-        "false_success": wrong_success,
-        "name_coverage": names_found / names_total if names_total else 1.0,
-    }
+# --------------------------------------------------------------------------------------
+# sessions: fixes and summaries
+
+
+def claimed_fixes(steps: list[dict[str, Any]], persist_dir: Path, tracker: Any) -> set[int]:
+    store = tracker()
+    claimed = set()
+    for i, step in enumerate(steps):
+        if step["kind"] == "edit":
+            event = ToolEvent("Edit", {"file_path": step["file"], "old_string": step["old"],
+                                       "new_string": step["new"]}, {"filePath": step["file"]}, "")
+        else:
+            event = tool_event(step, "claude", persist_dir, i)
+        if store.after(event):
+            claimed.add(i)
+    return claimed
+
+
+class CurrentRule:
+    """capture.fixes as the hooks run it, over an in-memory store."""
+
+    def __init__(self) -> None:
+        from capture.fixes import MemoryFailures
+
+        self.store = MemoryFailures()
+
+    def after(self, event: ToolEvent) -> bool:
+        from capture.fixes import track
+
+        verdict = shell_verdict(event) if event.tool_name == "Bash" else None
+        return track(self.store, event, verdict, {"row": 0}) is not None
+
+
+class BaselineRule:
+    """Before issue 34: a failure remembered under its command head and its test runner;
+    any later success sharing a key is its fix."""
+
+    _RUNNER = re.compile(r"\b(pytest|python3?\s+-m\s+(?:pytest|unittest)|npm\s+(?:run\s+)?test|jest|vitest|mocha|"
+                         r"cargo\s+test|make\s+(?:test|check))\b")
+
+    def __init__(self) -> None:
+        self.failed: set[str] = set()
+
+    def after(self, event: ToolEvent) -> bool:
+        if event.tool_name != "Bash":
+            return False
+        command = re.sub(r"^cd\s+\S+\s*&&\s*", "", str(event.tool_input["command"]).strip())
+        head = " ".join(re.split(r"\s+(?:\||2>&1|>|&&|;)\s*", command, maxsplit=1)[0].split())
+        runner = self._RUNNER.search(command)
+        keys = {f"cmd:{head}"} | ({f"runner:{' '.join(runner.group(1).split())}"} if runner else set())
+        verdict = shell_verdict(event)
+        if verdict.failed:
+            self.failed |= keys
+            return False
+        if verdict.succeeded and keys & self.failed:
+            self.failed -= keys
+            return True
+        return False
+
+
+def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
+    """1 when the summary says "Tests pass: `X`" while the last run of X (same directory) failed."""
+    from capture.summary import summarize
+
+    runs = [s for s in session["steps"] if s["kind"] == "run"]
+    events = [tool_event(r, "claude", persist_dir, i) for i, r in enumerate(runs)]
+    completed = summarize([], events, []).completed
+    said = re.findall(r"Tests pass: `([^`]+)`", completed)
+    if not said:
+        return 0
+    last = {where_and_what(r): r["truth"] for r in runs}
+    return sum(1 for (_, what), truth in last.items() if truth == "failed" and what.endswith(said[0])
+               and any(said[0] in r["command"] for r in runs))
 
 
 def main() -> int:
-    events = load_events()
-    labels = Counter(e["label"]["outcome"] for e in events)
-    started = time.perf_counter()
-    new = score(events, stated_outcome)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    old = score(events, lambda e: (baseline_outcome(e), ""))
-    print(f"observer fixtures: {len(events)} events ({', '.join(f'{k} {v}' for k, v in sorted(labels.items()))})")
-    print(f"{'metric':<34}{'observer':>10}{'baseline':>10}{'ratio':>8}")
-    for key, title in (("accuracy", "outcome accuracy"), ("success_precision", "precision of 'succeeded' claims"),
-                       ("false_success", "'succeeded' claims on failed runs"), ("name_coverage",
-                                                                                  "failing test names covered")):
-        ratio = new[key] / old[key] if old[key] else float("inf") if new[key] else 1.0
-        print(f"{title:<34}{new[key]:>10.3f}{old[key]:>10.3f}{ratio:>8.2f}")
-    print(f"observer time: {elapsed_ms / len(events):.2f} ms/event; load average {os.getloadavg()}")
-    ok = new["accuracy"] >= TARGET_ACCURACY and new["false_success"] == 0
-    print(f"targets (accuracy >= {TARGET_ACCURACY}, no 'succeeded' on a failed run): {'met' if ok else 'NOT met'}")
-    return 0 if ok else 1
+    load = os.getloadavg()
+    failed_ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        persist = Path(tmp)
+        runs = list(all_runs())
+        truth = Counter(r["truth"] for r in runs)
+        print(f"real runs: {len(runs)} ({truth['failed']} failed, {truth['succeeded']} succeeded, "
+              f"{sum(r['piped'] for r in runs)} piped)")
+        print(f"{'delivery':<16}{'accuracy':>9}{'false success':>15}{'false failure':>15}{'unknown':>9}")
+        for delivery in DELIVERIES:
+            c = score_delivery(delivery, persist)
+            accuracy = c["right"] / c["runs"]
+            print(f"{delivery:<16}{accuracy:>9.3f}{c['false success']:>15}{c['false failure']:>15}{c['unknown']:>9}")
+            failed_ok &= accuracy >= TARGET_ACCURACY and not c["false success"] and not c["false failure"]
+        sessions = load_sessions()
+        true = {s["name"]: true_fixes(s["steps"]) for s in sessions}
+        print(f"\nsessions: {len(sessions)}, true fixes: {sum(len(t) for t in true.values())}")
+        print(f"{'rule':<10}{'Fixed claims':>13}{'false':>7}{'missed':>8}")
+        for name, rule in (("observer", CurrentRule), ("baseline", BaselineRule)):
+            claims = {s["name"]: claimed_fixes(s["steps"], persist, rule) for s in sessions}
+            false = sum(len(claims[n] - true[n]) for n in true)
+            missed = sum(len(true[n] - claims[n]) for n in true)
+            print(f"{name:<10}{sum(len(c) for c in claims.values()):>13}{false:>7}{missed:>8}")
+            failed_ok &= name != "observer" or false == 0
+        wrong_pass = sum(false_tests_pass(s, persist) for s in sessions)
+        print(f"summaries saying 'Tests pass' for a command whose last run failed: {wrong_pass}")
+        failed_ok &= wrong_pass == 0
+    print(f"load average {tuple(round(x, 2) for x in load)}")
+    print(f"targets (accuracy >= {TARGET_ACCURACY} per delivery, no false claim, no false fix): "
+          f"{'met' if failed_ok else 'NOT met'}")
+    return 0 if failed_ok else 1
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@
   observations (read-only tools wait for their burst, see capture.observer). A failure
   (Claude Code's PostToolUseFailure: `error`, `is_interrupt`, `duration_ms`, no
   tool_response) becomes a bugfix candidate and is remembered by what failed (the
-  command, the test runner, the file); when the same thing later succeeds, a fix
-  observation links both tool uses.
+  command in its directory, the file); when the same thing later succeeds after a change
+  (capture.fixes), a fix observation links both tool uses.
 - PreToolUse on Read: the recent observations about that file, within a small token
   budget, as additional context. Never blocks: it makes no permission decision and
   does not start the stack.
@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capture.hook_call import HookCall, add_observations, clean_value, record_tool_use
@@ -35,6 +35,11 @@ def post_tool_use(hook: HookCall) -> dict[str, Any]:
     tool_name = str(hook.payload.get("tool_name") or "")
     if not tool_name or tool_name in hook.settings.skip_tools:
         return {}
+    if tool_name.startswith("mcp__"):
+        from capture.self_tools import is_own_tool
+
+        if is_own_tool(tool_name, hook.cwd):
+            return {}  # mnemo's own search results fed back into memory would pollute search
     state = hook.state()
     if state is not None and state.private:
         return {}
@@ -65,7 +70,15 @@ def _response_of(payload: dict[str, Any], event_kind: str) -> Any:
     """What the tool answered; for a failure, the host's error fields (there is no
     tool_response), kept as a dict so a later reader knows the call failed."""
     if event_kind != FAILURE_EVENT:
-        return payload.get("tool_response")
+        response = payload.get("tool_response")
+        if isinstance(response, dict) and "persistedOutputPath" in response:
+            # Claude Code kept only the output's head here: the summary is at the end of the file.
+            from capture.persisted import with_persisted_output
+
+            transcript = payload.get("transcript_path")
+            return with_persisted_output(response, Path(transcript).parent if isinstance(transcript, str)
+                                         and transcript else None)
+        return response
     failure = {"error": str(payload.get("error") or ""), "is_interrupt": bool(payload.get("is_interrupt"))}
     if isinstance(payload.get("duration_ms"), (int, float)):
         failure["duration_ms"] = payload["duration_ms"]
@@ -88,29 +101,19 @@ def _observe(settings: Any, event: ToolEvent) -> list[Draft]:
 
 def _follow_up(hook: HookCall, state: SessionState, event: ToolEvent, row_id: int, ids: list[int],
                drafts: list[Draft]) -> list[int]:
-    """Remember a failure; or, when this use succeeded where one failed before, write
-    the fix observation linking both tool uses. The ids of what was written."""
+    """Remember a failure; or, when this use succeeded where the same thing failed before with
+    a change in between (capture.fixes), write the fix observation linking both tool uses.
+    The ids of what was written."""
+    from capture.fixes import track
     from capture.observer_shell import shell_verdict
 
-    keys = failure_keys(event)
-    if not keys:
-        return []
     verdict = shell_verdict(event) if event.tool_name == "Bash" else None
-    if event.failed_call or (verdict is not None and verdict.failed):
-        if verdict is not None and verdict.interrupted:
-            return []
-        # Row ids only, like the journal: the texts are read back from the store at fix time.
-        failure = {"row": row_id, "observations": ids}
-        for key in keys:
-            hook.journal.remember_failure(key, failure)
+    # Row ids only, like the journal: the texts are read back from the store at fix time.
+    earlier = track(hook.journal, event, verdict, {"row": row_id, "observations": ids})
+    if earlier is None:
         return []
-    if verdict is not None and not verdict.succeeded:
-        return []  # an unknown outcome fixes nothing
-    earlier = [f for f in (hook.journal.take_failure(k) for k in keys) if f]
-    if not earlier:
-        return []
-    failed_row = int(earlier[0]["row"])
-    fix = _fix_draft(event, _failure_texts(hook, failed_row, earlier[0].get("observations", [])),
+    failed_row = int(earlier["row"])
+    fix = _fix_draft(event, _failure_texts(hook, failed_row, earlier.get("observations", [])),
                      verdict.counts if verdict else "")
     return add_observations(hook, state, [fix], [failed_row, row_id], f"fix:{row_id}")
 
@@ -131,23 +134,6 @@ def _failure_texts(hook: HookCall, row_id: int, observation_ids: list[int]) -> d
         records = hook.clients.call(rpcs.GET_RECORDS, store_pb2.GetRecordsRequest(refs=refs)).records
         texts["title"] = records[0].observation.title if records else ""
     return texts
-
-
-def failure_keys(event: ToolEvent) -> list[str]:
-    """What a later success must share with a failure to count as its fix: the command
-    (a leading `cd DIR &&`, pipes and redirections aside), the test runner, or the file."""
-    inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
-    if event.tool_name == "Bash":
-        from capture.observer_shell import test_runner, without_leading_cd
-
-        # The cd goes first: else `cd app && ls` would share the key `cd app` with a failed `cd app && make`.
-        command = without_leading_cd(str(inputs.get("command", "")))
-        head = " ".join(re.split(r"\s+(?:\||2>&1|>|&&|;)\s*", command, maxsplit=1)[0].split())
-        keys = [f"cmd:{head}"] if head else []
-        runner = test_runner(command)
-        return keys + ([f"runner:{runner}"] if runner else [])
-    path = inputs.get("file_path") or inputs.get("notebook_path")
-    return [f"file:{path}"] if isinstance(path, str) and path else []
 
 
 def _what(event: ToolEvent) -> str:

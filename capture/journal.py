@@ -28,6 +28,7 @@ JOURNAL = "journal.jsonl"
 STATE = "state.json"
 CLAIMED_SUFFIX = ".claimed"
 FAILURES = "failures"
+CHANGES = "changes"
 INFLIGHT = "inflight."
 
 
@@ -179,6 +180,22 @@ class Journal:
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
+
+    # -- changes since the session began (edits, installs): a fix needs one after its failure.
+    # One byte appended per change (a single O_APPEND write, atomic): the count is the size.
+    def note_change(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.dir / CHANGES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, b".")
+        finally:
+            os.close(fd)
+
+    def change_count(self) -> int:
+        try:
+            return (self.dir / CHANGES).stat().st_size
+        except OSError:
+            return 0
 
     @staticmethod
     def release(paths: list[Path]) -> None:

@@ -13,20 +13,26 @@ import re
 from typing import Any
 
 from capture.drafts import FACT_MAX, SNIPPET_MAX, Draft, ToolEvent, cap, concepts_for, first_line, paths_in
-from capture.outcome import FAILED, SUCCEEDED, UNKNOWN, Verdict, judge
+from capture.outcome import FAILED, SUCCEEDED, UNKNOWN, Verdict, judge, strip_ansi
+from capture.persisted import PERSISTED_PATH, PERSISTED_TAIL
 
-# Test runners and build tools recognised in shell commands (first matching wins).
+# Test runners and build tools, recognised by the program a command runs (after `cd DIR &&`,
+# `VAR=value`, `npx`, `uv run`, a path), never by a word anywhere in it: `pip install pytest`
+# is an install, `python -m json.tool` no test.
 _TEST_COMMANDS = re.compile(
-    r"\b(pytest|py\.test|python3?\s+-m\s+(?:pytest|unittest)|tox|nox|npm\s+(?:run\s+)?test|yarn\s+test|"
-    r"pnpm\s+(?:run\s+)?test|bun\s+test|jest|vitest|mocha|go\s+test|cargo\s+test|cargo\s+nextest|"
-    r"mvn\s+(?:-\w+\s+)*test|gradlew?\s+test|rspec|phpunit|dotnet\s+test|ctest|make\s+(?:test|check))\b"
+    r"^(pytest|py\.test|python[\d.]*\s+-m\s+(?:pytest|unittest)|tox|nox|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|"
+    r"jest|vitest|mocha|node\s+(?:\S+\s+)*--test|go\s+test|cargo\s+(?:test|nextest)|mvn\s+(?:-\S+\s+)*test|"
+    r"(?:\./)?gradlew?\s+test|rspec|phpunit|dotnet\s+test|ctest|make\s+(?:test|check))\b"
 )
 _BUILD_COMMANDS = re.compile(
-    r"\b(make|cmake|cargo\s+build|go\s+build|npm\s+run\s+build|tsc|mvn|gradle|docker\s+build|pip\s+install|"
-    r"npm\s+(?:install|ci)|uv\s+(?:sync|pip)|poetry\s+install|dotnet\s+build|eslint|ruff|mypy)\b"
+    r"^(make|cmake|cargo\s+(?:build|check|clippy)|go\s+(?:build|vet)|(?:npm|yarn|pnpm)\s+run\s+build|tsc|mvn|"
+    r"(?:\./)?gradlew?|docker\s+build|gcc|g\+\+|clang|javac|python[\d.]*\s+-m\s+pip\s+install|pip3?\s+install|"
+    r"(?:npm|yarn|pnpm)\s+(?:install|ci|add)|uv\s+(?:sync|pip)|poetry\s+install|dotnet\s+build|eslint|ruff|mypy)\b"
 )
 _VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
 _INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df)\b")
+_QUOTED_PROGRAM = re.compile(r"""^(["'])(?:[^"']*/)?([^"'/]+)\1""")
+_PROGRAM_PREFIX = re.compile(r"^(?:\w+=\S*\s+|(?:sudo|time|env|npx|bunx|pnpm\s+exec|uv\s+run|poetry\s+run)\s+)+")
 # Titles and summaries show a command without the directory it ran in (`cd /home/dev/app && `)
 # and name a program run by its path by its file name (`/home/dev/app/.venv/bin/python`), so no
 # path pushes what failed past the width they are shown in.
@@ -69,7 +75,12 @@ def without_leading_cd(command: str) -> str:
 def command_label(command: str, limit: int = 100) -> str:
     """The command's first line as titles and summaries show it: without a leading `cd DIR &&`,
     and a program run by its path named by its file name (facts and narratives keep it whole)."""
-    return first_line(_PROGRAM_PATH.sub("", without_leading_cd(command), count=1), limit)
+    shown = _OUTPUT_FILTER.sub("", without_leading_cd(command))
+    return first_line(_PROGRAM_PATH.sub("", shown, count=1), limit)
+
+
+# What only trims a command's output for the reader (`2>&1 | tail -5`): not shown in titles.
+_OUTPUT_FILTER = re.compile(r"(?:\s+2>&1)?\s*\|\s*(?:tail|head|tee|cat|less|more)\b[^|]*$|\s+2>&1$")
 
 
 def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[str, str, list[str]]:
@@ -130,26 +141,42 @@ def shell_verdict(event: ToolEvent) -> Verdict:
         host_says = SUCCEEDED  # Claude Code fires PostToolUse only when the command exited 0 (or benignly)
     else:
         host_says = UNKNOWN
-    return judge(text, host_says, exit_code, interrupted)
+    inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
+    return judge(text, host_says, exit_code, interrupted, str(inputs.get("command", "")))
 
 
 def command_kind(command: str) -> str:
-    """test | build | vcs | inspect | other."""
-    if _TEST_COMMANDS.search(command):
+    """test | build | vcs | inspect | other, by the program the command runs (each step of
+    an `&&` chain; the first of a pipe)."""
+    programs = _programs(command)
+    if any(_TEST_COMMANDS.match(p) for p in programs):
         return "test"
-    if _VCS_COMMANDS.match(command):
+    if programs and _VCS_COMMANDS.match(programs[0]):
         return "vcs"
-    if _BUILD_COMMANDS.search(command):
+    if any(_BUILD_COMMANDS.match(p) for p in programs):
         return "build"
-    if _INSPECT_COMMANDS.match(command):
+    if programs and _INSPECT_COMMANDS.match(programs[0]):
         return "inspect"
     return "other"
 
 
 def test_runner(command: str) -> str:
     """The test runner a command invokes, whitespace-normalised ("" for none)."""
-    match = _TEST_COMMANDS.search(command)
+    match = next((m for m in map(_TEST_COMMANDS.match, _programs(command)) if m), None)
     return " ".join(match.group(1).split()) if match else ""
+
+
+def _programs(command: str) -> list[str]:
+    """Each step of the command as `program args`, its program named by file name and without
+    the wrappers that only run it (`VAR=1`, `npx`, `uv run`)."""
+    steps = re.split(r"\s*(?:&&|;|\|\|)\s*", without_leading_cd(command))
+    programs = []
+    for step in steps:
+        step = _PROGRAM_PREFIX.sub("", re.split(r"(?<!\|)\|(?!\|)", step, maxsplit=1)[0].strip())
+        if step and not step.startswith("cd "):
+            step = _QUOTED_PROGRAM.sub(r"\2", step, count=1)
+            programs.append(_PROGRAM_PATH.sub("", step, count=1))
+    return programs
 
 
 def _shell_parts(response: Any) -> tuple[str, int | None, bool]:
@@ -160,19 +187,34 @@ def _shell_parts(response: Any) -> tuple[str, int | None, bool]:
         if "error" in response and "stdout" not in response:  # a stored PostToolUseFailure
             text, code, _ = _shell_parts(str(response.get("error") or ""))
             return text, code, bool(response.get("is_interrupt"))
-        parts = (response.get("stdout") or response.get("output"), response.get("stderr"))
+        parts = (response.get("stdout") or response.get("output"), response.get("stderr"),
+                 _persisted_tail(response))
         text = "\n".join(str(p) for p in parts if p)
         code = next((response[k] for k in ("exit_code", "exitCode", "returncode", "code") if k in response), None)
         exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
         return text, exit_code, bool(response.get("interrupted"))
     text = response if isinstance(response, str) else json.dumps(response) if response is not None else ""
-    match = re.match(r"\s*(?:Error:\s*)?Exit code (\d+)\r?\n?", text)
+    match = _EXIT_CODE_TEXT.match(text)
     return (text[match.end():], int(match.group(1)), False) if match else (text, None, False)
+
+
+# Claude Code's failure text "Exit code N\n<output>", and Codex's exec output
+# "Exit code: N\nWall time: S seconds\n[Total output lines: L\n]Output:\n<output>".
+_EXIT_CODE_TEXT = re.compile(r"\s*(?:Error:\s*)?Exit code:? (\d+)\r?\n?(?:Wall time: [^\n]*\n"
+                             r"(?:Total output lines: \d+\n)?Output:\r?\n?)?")
+
+
+def _persisted_tail(response: dict) -> str:
+    """The end of the whole output Claude Code persisted (capture.persisted), after a marker
+    line, so the readers see the summary line the 30,000-character head lost."""
+    tail = response.get(PERSISTED_TAIL)
+    return f"[... the output's end, from {response.get(PERSISTED_PATH, 'the saved output')}:]\n{tail}" if isinstance(
+        tail, str) and tail else ""
 
 
 def _tail(event: ToolEvent) -> str:
     text, _, _ = _shell_parts(event.tool_response)
-    lines = text.rstrip().splitlines()[-8:]
+    lines = strip_ansi(text).rstrip().splitlines()[-8:]
     return cap("\n".join(lines), SNIPPET_MAX)
 
 

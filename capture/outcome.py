@@ -1,34 +1,28 @@
 """How a tool run ended, told truthfully: succeeded, failed, or unknown.
 
-The host's word comes first: Claude Code fires PostToolUseFailure for a failed call (with
-the error text) and PostToolUse only for a successful one; other hosts send an exit code.
-Then the output: each ecosystem's test runners, compilers, linters, package managers,
-make, git and docker print summaries this module recognises (a `pytest -q | tail` exits 0
-although tests failed). When neither tells, the outcome is "unknown" and nothing is
-claimed about success.
+The host's word comes first: Claude Code fires PostToolUseFailure for a non-zero exit
+(with the error text) and PostToolUse for a zero one; other hosts send an exit code,
+in a field or as text ("Exit code N", Codex's "Exit code: N"). A zero exit vouches for the
+command only when nothing hides the command's own status: a pipe (`pytest | tail -5`
+exits with tail's status), `;`, `||` or `&`. Then, and when no exit is known, the output
+tells: each ecosystem's summaries (capture.readers), crashes (Python, Node, Rust, Java),
+a last line that complains. A command that reads a file (`cat`, `tail`, `grep` of a
+log) shows that file's text, so a traceback in it is data, not its failure. When nothing
+tells, the outcome is "unknown" and nothing is claimed about success.
 
 Pure functions over text: no I/O, so the observer benchmark (bench/observer.py) can score
-them on labelled fixtures.
+them on recorded real runs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-SUCCEEDED, FAILED, UNKNOWN = "succeeded", "failed", "unknown"
-MAX_NAMES = 10
+from capture.readers import FAILED, MAX_NAMES, SUCCEEDED, UNKNOWN, Signal, first_error_line, read_output
 
-
-@dataclass(frozen=True)
-class Signal:
-    """What one tool's output says: its outcome, summary line and failing test names."""
-
-    outcome: str
-    tool: str
-    counts: str = ""
-    failing: tuple[str, ...] = ()
+__all__ = ["FAILED", "MAX_NAMES", "SUCCEEDED", "UNKNOWN", "Signal", "Verdict", "first_error_line", "judge",
+           "read_output", "strip_ansi"]
 
 
 @dataclass(frozen=True)
@@ -53,77 +47,93 @@ class Verdict:
         return self.outcome == SUCCEEDED
 
 
-def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: bool = False) -> Verdict:
-    """The verdict on a run whose combined output is `text`.
+def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: bool = False,
+          command: str = "") -> Verdict:
+    """The verdict on a run of `command` whose combined output is `text`.
 
     `host_says` is the event kind's word (FAILED for PostToolUseFailure, SUCCEEDED for a
     Claude Code PostToolUse, UNKNOWN for a host that reports no outcome); an explicit
     non-zero `exit_code` is a failure whatever the output says.
     """
-    signal = read_output(text)
-    error = first_error_line(text)
+    text = strip_ansi(text)
+    signal = read_output(text, command)
+    zero = host_says == SUCCEEDED or exit_code == 0
     if interrupted:
         outcome = UNKNOWN  # stopped by the user: neither the code nor the command failed
-    elif (signal and signal.outcome == FAILED) or host_says == FAILED or exit_code not in (None, 0):
+    elif host_says == FAILED or exit_code not in (None, 0):
         outcome = FAILED
-    elif signal and signal.outcome == SUCCEEDED:
+    elif zero and not exit_hidden(command):
         outcome = SUCCEEDED
-    elif host_says == SUCCEEDED or exit_code == 0:
-        outcome = SUCCEEDED if not _looks_broken(text) else FAILED
+    elif reads_a_file(command):
+        outcome = FAILED if _READER_ERROR.search(text) else SUCCEEDED if zero else UNKNOWN
+    elif signal is not None:
+        outcome = signal.outcome
+    elif _looks_broken(text) or (zero and _complains(text)):
+        outcome = FAILED
     else:
-        outcome = FAILED if _looks_broken(text) else UNKNOWN
+        outcome = SUCCEEDED if zero else UNKNOWN
+    failed = outcome == FAILED
     return Verdict(
         outcome=outcome,
         tool=signal.tool if signal else "",
         counts=signal.counts if signal else "",
-        failing=signal.failing if signal and outcome == FAILED else (),
-        error_line=error if outcome == FAILED else "",
+        failing=signal.failing if signal and failed else (),
+        error_line=why_it_failed(text, signal) if failed else "",
         exit_code=exit_code,
         interrupted=interrupted,
     )
 
 
-def read_output(text: str) -> Signal | None:
-    """The first ecosystem whose summary appears in `text` (None: none recognised)."""
-    for reader in _READERS:
-        signal = reader(text)
-        if signal is not None:
-            return signal
-    return None
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def strip_ansi(text: str) -> str:
+    """Text without terminal colour and cursor codes (`tsc --pretty`, vitest)."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
 
 
 # --------------------------------------------------------------------------------------
-# first error line
-
-_ERROR_LINE = re.compile(
-    r"^\s*(?:E\s{2,}.+|\w*(?:Error|Exception)\b:.*|error(?:\[\w+\])?:.*|.*\berror\s+(?:TS|CS)\d+:.*|"
-    r".*:\d+(?::\d+)?:? error:.*|npm (?:ERR!|error) .+|ERROR: .+|fatal: .+|panic: .+|CONFLICT .+|"
-    r"\s*! \[rejected\].*|make: \*\*\* .+|.*command not found.*|.*No such file or directory.*|"
-    r"\[ERROR\] (?!Tests run:|Failures:|Errors:|-> \[Help).+|.*AssertionError.*|.*assert .+|FAIL: .+|"
-    r"\s*●.+|.*Expected.+(?:Received|to equal).*)$",
-    re.MULTILINE,
-)
-_NOISE = re.compile(r"^\s*(?:npm (?:ERR!|error) (?:code|errno|A complete log|$)|ERROR: \s*$)")
+# what a command's exit status can vouch for
 
 
-_ASSERTION_DETAIL = re.compile(r"^E\s{2,}\S.*$", re.MULTILINE)  # pytest's explanation lines
+def exit_hidden(command: str) -> bool:
+    """True when the shell's status is not the command's own: a pipe, `;`, `||`, `&` or a
+    second line (quoted text aside)."""
+    bare = _QUOTED.sub("''", command.strip())
+    return bool(re.search(r"(?<![|>&])\|(?!\|)|\|\||;|\n|(?<![&>\d])&(?![&>])", bare))
 
 
-def first_error_line(text: str) -> str:
-    """The first line that reads as an error, whitespace-collapsed, at most 200 characters
-    (pytest's own "E   ..." explanation first, when there is one)."""
-    for match in (*_ASSERTION_DETAIL.finditer(text), *_ERROR_LINE.finditer(text)):
-        line = " ".join(match.group(0).split())
-        if line and not _NOISE.match(line):
-            return line if len(line) <= 200 else line[:199] + "…"
-    return ""
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+# Programs whose output is a file's or a record's text: what it says is data, not their status.
+_READERS = re.compile(r"^(?:cat|tac|head|tail|less|more|bat|grep|egrep|rg|zcat|jq|sed\s+-n|awk|"
+                      r"git\s+(?:log|show|diff|blame)|journalctl|docker\s+logs|kubectl\s+logs)\b")
+_READER_ERROR = re.compile(r"^(?:cat|tac|head|tail|grep|rg|sed|awk|jq): .*(?:No such file or directory|"
+                           r"Permission denied|Is a directory)", re.MULTILINE)
+
+
+def reads_a_file(command: str) -> bool:
+    """The command's first program prints a file (or a log) rather than running anything."""
+    from capture.fixes import directory_and_command
+
+    _, rest = directory_and_command("", command)
+    return bool(_READERS.match(rest))
+
+
+# --------------------------------------------------------------------------------------
+# output with no summary
 
 
 _BROKEN = re.compile(
     r"^Traceback \(most recent call last\):|^\w+(?:Error|Exception): |command not found|^fatal: |^panic: |"
-    r"^npm (?:ERR!|error) |^ERROR: |^error(?:\[\w+\])?: |^[\w./-]+: (?:.+: )?No such file or directory$",
+    r"^npm (?:ERR!|error) |^ERROR: |^error(?:\[\w+\])?: |^[\w./-]+: (?:.+: )?No such file or directory$|"
+    r"^\s*\w*(?:Error|Exception) \[\w+\]: |^Exception in thread |thread '.+' panicked at |"
+    r"^note: (?:run with `RUST_BACKTRACE=|Some details are omitted, run with `RUST_BACKTRACE)|"
+    r"^Node\.js v\d+\.\d+\.\d+$|^Segmentation fault|^Aborted \(core dumped\)",
     re.MULTILINE,
 )
+_COMPLAINT = re.compile(r"\b(?:not found|missing|failed|failure|errors?|cannot|can't|could not|couldn't|unable to|"
+                        r"denied|refused|invalid|no such|not set|not allowed|aborting)\b", re.IGNORECASE)
+_NO_COMPLAINT = re.compile(r"\b(?:0|no|zero|without) (?:errors?|failures?|failed)\b", re.IGNORECASE)
 
 
 def _looks_broken(text: str) -> bool:
@@ -131,297 +141,51 @@ def _looks_broken(text: str) -> bool:
     return bool(_BROKEN.search(text))
 
 
+def _complains(text: str) -> bool:
+    """The last line of a short output reads as an error message (`sys.exit("config
+    missing: ...")`, a script's `echo "check failed" >&2; exit 3`): the only evidence a
+    failing command behind a pipe leaves."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return bool(lines) and len(lines) <= 5 and bool(_COMPLAINT.search(lines[-1])) and not _NO_COMPLAINT.search(
+        lines[-1])
+
+
 # --------------------------------------------------------------------------------------
-# one reader per ecosystem (most specific first)
-
-
-def _names(pattern: re.Pattern[str], text: str, group: int = 1) -> tuple[str, ...]:
-    found = dict.fromkeys(m.group(group).strip() for m in pattern.finditer(text))
-    return tuple(n for n in found if n)[:MAX_NAMES]
-
-
-def _n(pattern: str, text: str) -> int:
-    """The largest count `pattern` (one integer group) matches in text; 0 when absent."""
-    return max((int(m) for m in re.findall(pattern, text)), default=0)
-
-
-_PYTEST_SUMMARY = re.compile(
-    r"^(?:=+ )?((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
-    r"|no tests ran)(?: in [\d.]+s(?: \([\d:.]+\))?)?(?: =+)?\s*$",
-    re.MULTILINE,
-)
-_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.MULTILINE)
-_PYTEST_VERBOSE = re.compile(r"^(\S+::\S+) (?:FAILED|ERROR)\b", re.MULTILINE)
-_PYTEST_HEADER = re.compile(r"^_{3,} (?:ERROR collecting )?(\S+(?: \S+)?) _{3,}$", re.MULTILINE)
-
-
-def _pytest(text: str) -> Signal | None:
-    summaries = _PYTEST_SUMMARY.findall(text)
-    interrupted = re.search(r"^(?:=+ )?Interrupted: (\d+ errors? during collection)", text, re.MULTILINE)
-    if not summaries and not interrupted:
-        return None
-    counts = interrupted.group(1) if interrupted else summaries[-1]
-    failing = _names(_PYTEST_FAILED, text) or _names(_PYTEST_VERBOSE, text) or _names(_PYTEST_HEADER, text)
-    bad = interrupted or re.search(r"\b[1-9]\d* (?:failed|errors?)\b|no tests ran", counts)
-    return Signal(FAILED if bad else SUCCEEDED, "pytest", counts.strip(), failing)
-
-
-_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*$", re.MULTILINE)
-_UNITTEST_END = re.compile(r"^(OK|FAILED)(?: \(([^)]*)\))?\s*$", re.MULTILINE)
-_UNITTEST_NAME = re.compile(r"^(?:FAIL|ERROR): (\w+) \(([\w.]+?)(?:\.\1)?\)", re.MULTILINE)
-
-
-def _unittest(text: str) -> Signal | None:
-    ran = _UNITTEST_RAN.search(text)
-    end = _UNITTEST_END.search(text, ran.end()) if ran else None
-    if not ran or not end:
-        return None
-    failing = tuple(f"{m.group(2)}.{m.group(1)}" for m in _UNITTEST_NAME.finditer(text))[:MAX_NAMES]
-    counts = f"Ran {ran.group(1)} tests: {end.group(0).strip()}"
-    return Signal(FAILED if end.group(1) == "FAILED" else SUCCEEDED, "unittest", counts, failing)
-
-
-_JEST_TESTS = re.compile(r"^Tests:\s+(.*\btotal)\s*$", re.MULTILINE)
-_JEST_SUITES = re.compile(r"^Test Suites:\s+(.*\btotal)\s*$", re.MULTILINE)
-_JEST_NAME = re.compile(r"^\s*● (?!Test suite failed)(.+?)\s*$", re.MULTILINE)
-_JEST_SUITE_FAIL = re.compile(r"^\s*FAIL (\S+)", re.MULTILINE)
-
-
-def _totals(tool: str, files: re.Match[str] | None, tests: re.Match[str] | None, text: str,
-            *name_patterns: re.Pattern[str]) -> Signal | None:
-    """A runner that prints a files total and a tests total ("1 failed, 4 passed"): failed
-    when any total counts failures."""
-    if not files and not tests:
-        return None
-    counts = " / ".join(m.group(1) for m in (files, tests) if m)
-    failing = next((names for pattern in name_patterns if (names := _names(pattern, text))), ())
-    bad = re.search(r"\b[1-9]\d* failed\b", counts)
-    return Signal(FAILED if bad else SUCCEEDED, tool, counts, failing)
-
-
-def _jest(text: str) -> Signal | None:
-    return _totals("jest", _JEST_SUITES.search(text), _JEST_TESTS.search(text), text, _JEST_NAME, _JEST_SUITE_FAIL)
-
-
-_VITEST_TESTS = re.compile(r"^\s*Tests\s+((?:\d+ \w+ \| )*\d+ \w+ \(\d+\))", re.MULTILINE)
-_VITEST_FILES = re.compile(r"^\s*Test Files\s+((?:\d+ \w+ \| )*\d+ \w+ \(\d+\))", re.MULTILINE)
-_VITEST_NAME = re.compile(r"^\s*(?:FAIL|×|✗|❯)\s+(\S+\.(?:test|spec)\.\w+ > .+?)(?: \d+ms)?\s*$", re.MULTILINE)
-
-
-def _vitest(text: str) -> Signal | None:
-    return _totals("vitest", _VITEST_FILES.search(text), _VITEST_TESTS.search(text), text, _VITEST_NAME)
-
-
-_MOCHA_PASSING = re.compile(r"^\s+(\d+) passing \(\w+\)\s*$", re.MULTILINE)
-_MOCHA_FAILING = re.compile(r"^\s+(\d+) failing\s*$", re.MULTILINE)
-_MOCHA_NAME = re.compile(r"^\s+\d+\) (.+?):?\s*$\n^\s+(.+?):\s*$", re.MULTILINE)
-
-
-def _mocha(text: str) -> Signal | None:
-    passing, failing = _MOCHA_PASSING.search(text), _MOCHA_FAILING.search(text)
-    if not passing and not failing:
-        return None
-    counts = ", ".join(m.group(0).strip() for m in (passing, failing) if m)
-    tail = text[failing.end():] if failing else ""
-    names = tuple(dict.fromkeys(f"{m.group(1)} {m.group(2)}" for m in _MOCHA_NAME.finditer(tail)))[:MAX_NAMES]
-    bad = failing and int(failing.group(1)) > 0
-    return Signal(FAILED if bad else SUCCEEDED, "mocha", counts, names)
-
-
-_GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)", re.MULTILINE)
-_GO_PKG = re.compile(r"^(ok|FAIL|---|\?)\s+(\S+)\s+(?:[\d.]+s|\[(?:build failed|setup failed|no test files)\])",
-                     re.MULTILINE)
-
-
-def _go_test(text: str) -> Signal | None:
-    packages = _GO_PKG.findall(text)
-    fails = _names(_GO_FAIL, text)
-    if not packages and not fails:
-        return None
-    failed_pkgs = [p for status, p in packages if status == "FAIL"]
-    ok_pkgs = [p for status, p in packages if status == "ok"]
-    counts = f"{len(ok_pkgs)} packages ok, {len(failed_pkgs)} failed"
-    bad = bool(fails or failed_pkgs or re.search(r"^FAIL\s*$|^panic: ", text, re.MULTILINE))
-    return Signal(FAILED if bad else SUCCEEDED, "go test", counts, fails or tuple(failed_pkgs[:MAX_NAMES]))
-
-
-_CARGO_RESULT = re.compile(r"^test result: (ok|FAILED)\. (\d+ passed; \d+ failed[^\n]*)$", re.MULTILINE)
-_CARGO_NAME = re.compile(r"^test (\S+) \.\.\. FAILED$", re.MULTILINE)
-_CARGO_COMPILE = re.compile(r"^error(?:\[E\d+\])?: |^error: could not compile", re.MULTILINE)
-_CARGO_FINISHED = re.compile(r"^\s*Finished [`\w]+.* target\(s\) in [\d.]+s", re.MULTILINE)
-
-
-def _result_lines(pattern: re.Pattern[str], failed: str, tool: str, text: str, names: re.Pattern[str]) -> Signal | None:
-    """Runners that print one (status, counts) line per test binary or project (cargo, dotnet):
-    failed when any line says `failed`; the counts are the last line's."""
-    results = pattern.findall(text)
-    if not results:
-        return None
-    bad = any(status == failed for status, _ in results)
-    return Signal(FAILED if bad else SUCCEEDED, tool, " ".join(results[-1][1].split()), _names(names, text))
-
-
-def _cargo(text: str) -> Signal | None:
-    found = _result_lines(_CARGO_RESULT, "FAILED", "cargo test", text, _CARGO_NAME)
-    if found:
-        return found
-    if re.search(r"^error: could not compile `", text, re.MULTILINE):
-        return Signal(FAILED, "cargo", "compile error")
-    if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text):
-        return Signal(SUCCEEDED, "cargo", "build finished")
-    return None
-
-
-_MAVEN_TESTS = re.compile(r"Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$", re.MULTILINE)
-_MAVEN_NAME = re.compile(r"^\[ERROR\]\s+(?:Run \d+: )?([\w$]+\.\w+)[:(]", re.MULTILINE)
-_MAVEN_NAME_OLD = re.compile(r"^\[ERROR\] (\w+)\(([\w.$]+)\)", re.MULTILINE)
-
-
-def _maven(text: str) -> Signal | None:
-    end = re.search(r"^\[(?:INFO|ERROR)\] BUILD (SUCCESS|FAILURE)\s*$", text, re.MULTILINE)
-    if not end:
-        return None
-    totals = _MAVEN_TESTS.findall(text)
-    counts = (f"Tests run: {totals[-1][0]}, Failures: {totals[-1][1]}, Errors: {totals[-1][2]}" if totals
-              else f"BUILD {end.group(1)}")
-    failing = _names(_MAVEN_NAME, text) or tuple(f"{c}.{m}" for m, c in _MAVEN_NAME_OLD.findall(text))[:MAX_NAMES]
-    return Signal(SUCCEEDED if end.group(1) == "SUCCESS" else FAILED, "maven", counts, failing)
-
-
-_GRADLE_NAME = re.compile(r"^(\S+) > (.+?) FAILED\s*$", re.MULTILINE)
-
-
-def _gradle(text: str) -> Signal | None:
-    end = re.search(r"^BUILD (SUCCESSFUL|FAILED) in \S+", text, re.MULTILINE)
-    if not end:
-        return None
-    tests = re.search(r"^(\d+ tests? completed, \d+ failed.*)$", text, re.MULTILINE)
-    counts = tests.group(1) if tests else end.group(0)
-    failing = tuple(f"{cls}.{name.rstrip('()')}" for cls, name in _GRADLE_NAME.findall(text))[:MAX_NAMES]
-    return Signal(SUCCEEDED if end.group(1) == "SUCCESSFUL" else FAILED, "gradle", counts, failing)
-
-
-_DOTNET_TOTALS = re.compile(r"^(Passed|Failed)!\s+- (Failed:\s+\d+, Passed:\s+\d+,.*?Total:\s+\d+)", re.MULTILINE)
-_DOTNET_NAME = re.compile(r"^\s+Failed ([\w.]+(?:\([^)]*\))?) \[", re.MULTILINE)
-
-
-def _dotnet(text: str) -> Signal | None:
-    found = _result_lines(_DOTNET_TOTALS, "Failed", "dotnet test", text, _DOTNET_NAME)
-    if found:
-        return found
-    run = re.search(r"^Test Run (Successful|Failed)\.", text, re.MULTILINE)
-    if run:
-        return Signal(SUCCEEDED if run.group(1) == "Successful" else FAILED, "dotnet test", run.group(0),
-                      _names(_DOTNET_NAME, text))
-    build = re.search(r"^Build (succeeded|FAILED)\.", text, re.MULTILINE)
-    if build:
-        return Signal(SUCCEEDED if build.group(1) == "succeeded" else FAILED, "dotnet build", build.group(0))
-    return None
-
-
-_RSPEC_TOTAL = re.compile(r"^(\d+) examples?, (\d+) failures?(?:, \d+ pending)?", re.MULTILINE)
-_RSPEC_NAME = re.compile(r"^rspec (\S+) # (.+)$", re.MULTILINE)
-
-
-def _rspec(text: str) -> Signal | None:
-    total = _RSPEC_TOTAL.search(text)
-    if not total:
-        return None
-    failing = tuple(f"{path} {desc}" for path, desc in _RSPEC_NAME.findall(text))[:MAX_NAMES]
-    return Signal(FAILED if int(total.group(2)) else SUCCEEDED, "rspec", total.group(0), failing)
-
-
-_TSC_ERROR = re.compile(r"^(\S+?)(?:\(\d+,\d+\)|:\d+:\d+)(?::| -) error TS\d+:", re.MULTILINE)
-
-
-def _tsc(text: str) -> Signal | None:
-    found = re.search(r"^Found (\d+) errors?(?: in .*)?\.", text, re.MULTILINE)
-    files = _names(_TSC_ERROR, text)
-    if not found and not files:
-        return None
-    counts = found.group(0) if found else f"{len(files)} files with type errors"
-    return Signal(FAILED, "tsc", counts, files)
-
-
-def _eslint(text: str) -> Signal | None:
-    problems = re.search(r"^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)", text, re.MULTILINE)
-    if not problems:
-        return None
-    return Signal(FAILED if int(problems.group(2)) else SUCCEEDED, "eslint", problems.group(0))
-
-
-def _mypy(text: str) -> Signal | None:
-    found = re.search(r"^Found (\d+) errors? in (\d+) files? \(checked \d+ source files?\)", text, re.MULTILINE)
-    if found:
-        return Signal(FAILED, "mypy", found.group(0), _names(re.compile(r"^(\S+?):\d+: error:", re.M), text))
-    ok = re.search(r"^Success: no issues found in \d+ source files?", text, re.MULTILINE)
-    return Signal(SUCCEEDED, "mypy", ok.group(0)) if ok else None
-
-
-def _ruff(text: str) -> Signal | None:
-    found = re.search(r"^Found (\d+) errors?\.", text, re.MULTILINE)
-    if found:
-        return Signal(FAILED, "ruff", found.group(0))
-    if re.search(r"^All checks passed!", text, re.MULTILINE):
-        return Signal(SUCCEEDED, "ruff", "All checks passed!")
-    if re.search(r"^\d+ files? (?:left unchanged|reformatted)", text, re.MULTILINE):
-        return Signal(SUCCEEDED, "ruff format", "formatted")
-    return None
-
-
-def _package_managers(text: str) -> Signal | None:
-    if re.search(r"^npm (?:ERR!|error) ", text, re.MULTILINE):
-        return Signal(FAILED, "npm", first_error_line(text))
-    if re.search(r"^ERROR: (?:Could not|No matching distribution|Failed|Cannot|Invalid|pip's)", text, re.MULTILINE):
-        return Signal(FAILED, "pip", first_error_line(text))
-    if re.search(r"^error: (?:subprocess-exited-with-error|externally-managed-environment|resolution-too-deep)",
-                 text, re.MULTILINE):
-        return Signal(FAILED, "pip", first_error_line(text))
-    ok = re.search(r"^(?:Successfully installed .+|added \d+ packages?.*|up to date, audited \d+ packages?.*|"
-                   r"Requirement already satisfied: .+)$", text, re.MULTILINE)
-    return Signal(SUCCEEDED, "install", ok.group(0)[:120]) if ok else None
-
-
-def _make(text: str) -> Signal | None:
-    failed = re.search(r"^(?:g?make(?:\[\d+\])?): \*\*\* (.+)$", text, re.MULTILINE)
-    if failed:
-        return Signal(FAILED, "make", failed.group(0))
-    nothing = re.search(r"^g?make(?:\[\d+\])?: (?:Nothing to be done for|'.+' is up to date)", text, re.MULTILINE)
-    return Signal(SUCCEEDED, "make", nothing.group(0)) if nothing else None
-
-
-def _git(text: str) -> Signal | None:
-    conflicts = _names(re.compile(r"^CONFLICT \([\w/ -]+\): (?:Merge conflict in )?(.+)$", re.MULTILINE), text)
-    if conflicts or re.search(r"^Automatic merge failed|^error: could not apply", text, re.MULTILINE):
-        return Signal(FAILED, "git", "merge conflict", conflicts)
-    if re.search(r"^\s*! \[(?:rejected|remote rejected)\]|^error: failed to push some refs", text, re.MULTILINE):
-        return Signal(FAILED, "git", "push rejected")
-    if re.search(r"^(?:fatal|error): ", text, re.MULTILINE):
-        return Signal(FAILED, "git", first_error_line(text))
-    done = re.search(r"^(?:Fast-forward$|Merge made by the '\w+' strategy\.|\[[\w./-]+ [0-9a-f]{7,}\] .+|"
-                     r"\s+(?:\* \[new branch\]|[0-9a-f]{7,}\.\.[0-9a-f]{7,})\s+\S+ -> \S+|"
-                     r"Successfully rebased and updated .+)", text, re.MULTILINE)
-    return Signal(SUCCEEDED, "git", done.group(0).strip()[:120]) if done else None
-
-
-def _docker(text: str) -> Signal | None:
-    if re.search(r"^(?:ERROR: failed to solve|ERROR: failed to build|The command '.+' returned a non-zero code)",
-                 text, re.MULTILINE):
-        return Signal(FAILED, "docker build", first_error_line(text))
-    if re.search(r"^(?:Successfully built \w+|Successfully tagged .+|#\d+ naming to \S+ done|"
-                 r"#\d+ writing image sha256:\w+ done)", text, re.MULTILINE):
-        return Signal(SUCCEEDED, "docker build", "image built")
-    return None
-
-
-def _python_crash(text: str) -> Signal | None:
+# why it failed, in a line
+
+
+_PYTHON_LAST = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.MULTILINE)
+_JAVA = re.compile(r"^Exception in thread \"[^\"]+\" (\S+?(?:Exception|Error)\b.*)$", re.MULTILINE)
+_PANIC = re.compile(r"^thread '[^']+' panicked at [^\n]*\n(.+)$", re.MULTILINE)
+_NODE_THROW = re.compile(r"^(\w*(?:Error|Exception)\b(?: \[\w+\])?: .+)$", re.MULTILINE)
+
+
+def why_it_failed(text: str, signal: Signal | None) -> str:
+    """One line saying why: the tool's own summary of failures (lint counts, a git refusal),
+    the exception a program died of, the first error line, else the output's last line
+    (a `sys.exit(message)`, curl's or docker's complaint)."""
+    if signal is not None and signal.outcome == FAILED and signal.tool in _SUMMARY_SAYS_WHY and signal.counts:
+        return _short(signal.counts)
+    for pattern in (_JAVA, _PANIC):
+        found = pattern.search(text)
+        if found:
+            return _short(found.group(1))
     if re.search(r"^Traceback \(most recent call last\):", text, re.MULTILINE):
-        last = re.findall(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt)\b.*)$", text, re.MULTILINE)
-        return Signal(FAILED, "python", last[-1] if last else "Traceback")
-    return None
+        last = _PYTHON_LAST.findall(text)
+        if last:
+            return _short(last[-1])
+    error = first_error_line(text) or next((_short(m.group(1)) for m in _NODE_THROW.finditer(text)), "")
+    if error:
+        return error
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return _short(lines[-1]) if lines else ""
 
 
-_READERS: tuple[Callable[[str], Signal | None], ...] = (
-    _pytest, _unittest, _jest, _vitest, _mocha, _go_test, _cargo, _maven, _gradle, _dotnet, _rspec,
-    _tsc, _eslint, _mypy, _ruff, _package_managers, _make, _git, _docker, _python_crash,
-)
+# Tools whose summary line is the reason itself ("Found 3 errors.", "nothing to commit").
+_SUMMARY_SAYS_WHY = frozenset({"ruff", "mypy", "eslint", "tsc", "git", "pip", "npm", "node", "python", "java",
+                               "cargo", "make", "docker build", "rust"})
+
+
+def _short(line: str) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= 200 else line[:199] + "…"

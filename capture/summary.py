@@ -12,12 +12,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from capture.drafts import unique
+from capture.drafts import relative_path, unique
+from capture.fixes import directory_and_command, failure_keys, is_change
 from capture.observer import ToolEvent, command_kind, command_label, shell_verdict
 from mnemo.privacy import clean
 from mnemo.v1 import common_pb2
 
 FIELD_MAX = 1200
+NEXT_STEPS_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ def summarize(
     """The texts and files of the summary; the caller adds whose it is (session, project, ids)."""
     files_read = unique(f for o in observations for f in o.files_read)
     files_edited = unique(f for o in observations for f in o.files_modified)
-    runs = [_Run.of(e) for e in tool_events if e.tool_name == "Bash"]
+    runs = _runs(tool_events)
     summary = common_pb2.Summary(
         request=_cap(" / ".join(p.strip() for p in prompts if p.strip())),
         investigated=_investigated(files_read, observations),
@@ -66,19 +68,42 @@ def summarize(
 @dataclass(frozen=True)
 class _Run:
     command: str
+    """As titles show it, with the directory it ran in when that is not the session's."""
+    key: tuple[str, str]
+    """(directory, command): what makes two runs "the same command"."""
     kind: str
     failed: bool
     passed: bool
     detail: str
+    changes_before: int
+    """How many changes (edits, installs) the stretch saw before this run."""
 
     @staticmethod
-    def of(event: ToolEvent) -> _Run:
+    def of(event: ToolEvent, changes_before: int) -> _Run:
         inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
         command = str(inputs.get("command", "")).strip()
         verdict = shell_verdict(event)
         names = ", ".join(verdict.failing[:5])
         detail = "; ".join(d for d in (verdict.counts, names or verdict.error_line) if d)
-        return _Run(command_label(command, 120), command_kind(command), verdict.failed, verdict.succeeded, detail)
+        [key] = failure_keys(event) or [command]
+        directory, _ = directory_and_command(event.cwd, command)
+        where = relative_path(directory, event.cwd) if directory != event.cwd else ""
+        label = f"`{command_label(command, 120)}`" + (f" in {where}" if where else "")
+        return _Run(label, (directory, key), command_kind(command), verdict.failed, verdict.succeeded, detail,
+                    changes_before)
+
+
+def _runs(tool_events: Sequence[ToolEvent]) -> list[_Run]:
+    """The stretch's shell runs, each knowing how many changes came before it."""
+    runs, changes = [], 0
+    for event in tool_events:
+        if event.tool_name == "Bash":
+            run = _Run.of(event, changes)
+            runs.append(run)
+            changes += run.passed and is_change(event)
+        elif not event.failed_call and is_change(event):
+            changes += 1
+    return runs
 
 
 def _investigated(files_read: list[str], observations: Sequence[ObservationView]) -> str:
@@ -101,9 +126,9 @@ def _learned(runs: list[_Run], observations: Sequence[ObservationView], last_mes
     parts = []
     for run in runs:
         if run.failed:
-            parts.append(f"`{run.command}` failed" + (f": {run.detail}" if run.detail else ""))
+            parts.append(f"{run.command} failed" + (f": {run.detail}" if run.detail else ""))
     fixed = _fixed_runs(runs)
-    parts.extend(f"`{command}` failed at first and passed after the changes" for command in fixed)
+    parts.extend(f"{command} failed at first and passed after the changes" for command in fixed)
     decisions = [o.title for o in observations if o.type == "decision"]
     parts.extend(decisions[:3])
     if last_message:
@@ -116,27 +141,24 @@ def _completed(files_edited: list[str], runs: list[_Run]) -> str:
     parts = []
     if files_edited:
         parts.append("Modified " + ", ".join(files_edited[:15]))
-    last_tests = _last_of_kind(runs, "test")
-    if last_tests and last_tests.passed:
-        parts.append(f"Tests pass: `{last_tests.command}`" + (f" ({last_tests.detail})" if last_tests.detail else ""))
-    commits = [r.command for r in runs if re.match(r"git (commit|push|merge)", r.command) and not r.failed]
-    parts.extend(f"Ran `{c}`" for c in commits[:3])
+    # Each test command's LAST run in its directory: one passing suite says nothing of another.
+    passing = [r for r in _last_runs(runs) if r.kind == "test" and r.passed]
+    parts.extend(f"Tests pass: {r.command}" + (f" ({r.detail})" if r.detail else "") for r in passing[-3:])
+    commits = [r.command for r in runs if re.match(r"`git (commit|push|merge)", r.command) and r.passed]
+    parts.extend(f"Ran {c}" for c in commits[:3])
     return "; ".join(parts) + ("." if parts else "")
 
 
 def _next_steps(runs: list[_Run], last_message: str) -> str:
     parts = []
-    last_by_command: dict[str, _Run] = {}
-    for run in runs:
-        last_by_command[run.command] = run
-    for run in last_by_command.values():
-        if run.failed and run.kind in ("test", "build"):
-            parts.append(f"Fix the failing `{run.command}`" + (f" ({run.detail})" if run.detail else ""))
+    for run in _last_runs(runs):  # every command still failing at the end of the stretch
+        if run.failed and run.kind != "inspect":
+            parts.append(f"Fix the failing {run.command}" + (f" ({run.detail})" if run.detail else ""))
     sentences = [s for line in last_message.splitlines() for s in re.split(r"(?<=[.!?])\s+", line)]
     for line in sentences:
         if re.search(r"\b(next step|todo|remaining|still need|follow[- ]up|left to do)\b", line, re.I):
             parts.append(line.strip(" -*"))
-    return "\n".join(unique(parts)[:5])
+    return "\n".join(unique(parts)[:NEXT_STEPS_MAX])
 
 
 def _notes(tool_events: Sequence[ToolEvent], observations: Sequence[ObservationView]) -> str:
@@ -148,20 +170,23 @@ def _notes(tool_events: Sequence[ToolEvent], observations: Sequence[ObservationV
 
 
 def _fixed_runs(runs: list[_Run]) -> list[str]:
-    """Commands that failed and later passed in the same stretch."""
-    failed_before: set[str] = set()
+    """Commands that failed, then passed in the same directory with a change in between
+    (as capture.fixes decides a "Fixed" record)."""
+    failed_at: dict[tuple[str, str], int] = {}  # key -> changes seen when it last failed
     fixed: list[str] = []
     for run in runs:
         if run.failed:
-            failed_before.add(run.command)
-        elif run.passed and run.command in failed_before and run.command not in fixed:
+            failed_at[run.key] = run.changes_before
+        elif run.passed and run.key in failed_at and failed_at.pop(run.key) < run.changes_before \
+                and run.command not in fixed:
             fixed.append(run.command)
     return fixed
 
 
-def _last_of_kind(runs: list[_Run], kind: str) -> _Run | None:
-    matching = [r for r in runs if r.kind == kind]
-    return matching[-1] if matching else None
+def _last_runs(runs: list[_Run]) -> list[_Run]:
+    """The last run of each command (per directory), in the order of those last runs."""
+    last = {run.key: (i, run) for i, run in enumerate(runs)}
+    return [run for _, run in sorted(last.values(), key=lambda pair: pair[0])]
 
 
 def _first_sentences(text: str, limit: int = 400) -> str:

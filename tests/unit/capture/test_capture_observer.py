@@ -83,7 +83,8 @@ PYTEST_FAIL = (
 def test_failing_test_run_is_a_bugfix_candidate_with_the_error():
     d = one(
         "Bash",
-        {"command": "python -m pytest tests -q", "description": "Run tests"},
+        # Claude Code fires PostToolUse for a pipe: its exit status is tail's; the output tells.
+        {"command": "python -m pytest tests -q 2>&1 | tail -40", "description": "Run tests"},
         {"stdout": PYTEST_FAIL, "stderr": "", "interrupted": False},
     )
     assert d.type == "bugfix"
@@ -127,7 +128,8 @@ def test_passing_test_run_and_other_commands():
     ],
 )
 def test_shell_verdict_reads_every_host_shape(response, event, outcome, counts):
-    verdict = shell_verdict(ToolEvent("Bash", {"command": "x"}, response, CWD, event))
+    # A pipe: the host's exit status is tail's, so the output has the last word.
+    verdict = shell_verdict(ToolEvent("Bash", {"command": "x 2>&1 | tail -20"}, response, CWD, event))
     assert verdict.outcome == outcome
     assert verdict.counts == counts
 

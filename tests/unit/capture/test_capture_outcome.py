@@ -53,7 +53,8 @@ def test_outcome_accuracy_meets_the_target():
 def test_the_reported_pytest_q_failure_is_a_failure_with_its_test_and_error():
     output = ("F..\nE       assert -1 == 5\nFAILED tests/test_calc.py::test_add - assert -1 == 5\n"
               "1 failed, 2 passed in 0.63s\n")
-    [piped] = observe(ToolEvent("Bash", {"command": "pytest -q tests"}, {"stdout": output, "stderr": ""}, "/r"))
+    [piped] = observe(ToolEvent("Bash", {"command": "pytest -q tests | tail -5"}, {"stdout": output, "stderr": ""},
+                                "/r"))
     [failure] = observe(ToolEvent("Bash", {"command": "pytest -q tests"},
                                   {"error": f"Exit code 1\n{output}", "is_interrupt": False}, "/r", FAILURE_EVENT))
     for draft in (piped, failure):

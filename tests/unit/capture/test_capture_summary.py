@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from capture.drafts import FAILURE_EVENT
 from capture.observer import ToolEvent
 from capture.project import project_name
 from capture.summary import ObservationView, is_empty, summarize
@@ -14,17 +15,23 @@ from capture.transcript import last_assistant_message
 
 pytestmark = pytest.mark.unit
 
-FAIL = {"stdout": "E   AssertionError: assert 1 == 2\n===== 1 failed, 2 passed in 0.1s =====", "stderr": ""}
+# As Claude Code sends them: a failure is PostToolUseFailure with "Exit code N" and the output.
+FAIL = {"error": "Exit code 1\nE   AssertionError: assert 1 == 2\n===== 1 failed, 2 passed in 0.1s =====",
+        "is_interrupt": False}
 PASS = {"stdout": "===== 3 passed in 0.1s =====", "stderr": ""}
+EDIT = ToolEvent("Edit", {"file_path": "/r/src/a.py", "old_string": "1", "new_string": "2"}, {}, "/r")
+
+
+def failed(command: str, cwd: str = "/r") -> ToolEvent:
+    return ToolEvent("Bash", {"command": command}, FAIL, cwd, FAILURE_EVENT)
+
+
+def passed(command: str, cwd: str = "/r") -> ToolEvent:
+    return ToolEvent("Bash", {"command": command}, PASS, cwd)
 
 
 def events():
-    return [
-        ToolEvent("Read", {"file_path": "/r/src/a.py"}, {}, "/r"),
-        ToolEvent("Bash", {"command": "pytest -q"}, FAIL, "/r"),
-        ToolEvent("Edit", {"file_path": "/r/src/a.py", "old_string": "1", "new_string": "2"}, {}, "/r"),
-        ToolEvent("Bash", {"command": "pytest -q"}, PASS, "/r"),
-    ]
+    return [ToolEvent("Read", {"file_path": "/r/src/a.py"}, {}, "/r"), failed("pytest -q"), EDIT, passed("pytest -q")]
 
 
 OBSERVATIONS = [
@@ -67,7 +74,7 @@ def test_a_model_claiming_a_fix_is_not_taken_for_a_passing_run():
 
 def test_a_program_run_by_its_path_is_named_by_its_file_name():
     run = "/home/dev/r/.venv/bin/python -m pytest -q"
-    used = [ToolEvent("Bash", {"command": run}, FAIL, "/r"), ToolEvent("Bash", {"command": run}, PASS, "/r")]
+    used = [failed(run), EDIT, passed(run)]
     s = summarize(["make it pass"], used, OBSERVATIONS)
     assert "`python -m pytest -q` failed at first and passed after the changes" in s.learned
     assert s.completed.endswith("Tests pass: `python -m pytest -q` (3 passed).")

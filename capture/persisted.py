@@ -1,0 +1,49 @@
+"""The whole output Claude Code kept aside, read back for the observer.
+
+Claude Code cuts a successful Bash output past 30,000 characters to its head and keeps the
+whole in the file named by `persistedOutputPath` (under the session's folder beside its
+transcript, in `tool-results/`). A test run's summary line and failing names are at the
+end, so the hook adds the file's tail to the response (`persistedOutputTail`), privacy-
+cleaned and capped. Only a regular file in a `tool-results` folder is read (under the
+transcript's folder when the payload names one): the path is host input.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+PERSISTED_PATH = "persistedOutputPath"
+PERSISTED_TAIL = "persistedOutputTail"
+TAIL_MAX_CHARS = 20_000  # the end of the output: summaries, failing names, the last error
+_READ_MAX_BYTES = TAIL_MAX_CHARS * 4  # utf-8: at most 4 bytes a character
+
+
+def with_persisted_output(response: Any, transcript_dir: Path | str | None = None) -> Any:
+    """`response` with the persisted output's tail added when the host persisted it."""
+    if not isinstance(response, dict) or not isinstance(response.get(PERSISTED_PATH), str):
+        return response
+    tail = _tail(Path(response[PERSISTED_PATH]), transcript_dir)
+    if not tail:
+        return response
+    from mnemo.privacy import clean
+
+    return {**response, PERSISTED_TAIL: clean(tail)[-TAIL_MAX_CHARS:]}
+
+
+def _tail(path: Path, transcript_dir: Path | str | None) -> str:
+    try:
+        resolved = path.resolve(strict=True)
+        if resolved.parent.name != "tool-results" or not resolved.is_file():
+            return ""
+        if transcript_dir and not resolved.is_relative_to(Path(transcript_dir).resolve()):
+            return ""
+        with open(resolved, "rb") as stream:
+            size = stream.seek(0, os.SEEK_END)
+            stream.seek(max(0, size - _READ_MAX_BYTES))
+            data = stream.read(_READ_MAX_BYTES)
+    except (OSError, ValueError):
+        return ""
+    text = data.decode("utf-8", "replace")
+    return text[text.find("\n") + 1:] if size > _READ_MAX_BYTES else text  # from a whole line

@@ -1,0 +1,424 @@
+"""One reader per ecosystem: what a tool's output says about how it ended.
+
+Test runners, compilers, linters, package managers, make, git, docker, crashing
+programs (Python, Node, Rust, Java): each reader finds its tool's summary in the output
+(ANSI colour codes already stripped) and returns a Signal, or None when its tool's
+summary is not there. capture.outcome weighs them against what the host said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+SUCCEEDED, FAILED, UNKNOWN = "succeeded", "failed", "unknown"
+MAX_NAMES = 10
+
+
+@dataclass(frozen=True)
+class Signal:
+    """What one tool's output says: its outcome, summary line and failing test names."""
+
+    outcome: str
+    tool: str
+    counts: str = ""
+    failing: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------------------
+# first error line
+
+_ERROR_LINE = re.compile(
+    r"^\s*(?:E\s{2,}.+|\w*(?:Error|Exception)\b:.*|error(?:\[\w+\])?:.*|.*\berror\s+(?:TS|CS)\d+:.*|"
+    r".*:\d+(?::\d+)?:? error:.*|npm (?:ERR!|error) .+|ERROR: .+|fatal: .+|panic: .+|CONFLICT .+|"
+    r"\s*! \[rejected\].*|make: \*\*\* .+|.*command not found.*|.*No such file or directory.*|"
+    r"\[ERROR\] (?!Tests run:|Failures:|Errors:|-> \[Help).+|.*AssertionError.*|.*assert .+|FAIL: .+|"
+    r"\s*●.+|.*Expected.+(?:Received|to equal).*)$",
+    re.MULTILINE,
+)
+_NOISE = re.compile(r"^\s*(?:npm (?:ERR!|error) (?:code|errno|A complete log|$)|ERROR: \s*$)")
+
+
+_ASSERTION_DETAIL = re.compile(r"^E\s{2,}\S.*$", re.MULTILINE)  # pytest's explanation lines
+
+
+def first_error_line(text: str) -> str:
+    """The first line that reads as an error, whitespace-collapsed, at most 200 characters
+    (pytest's own "E   ..." explanation first, when there is one)."""
+    for match in (*_ASSERTION_DETAIL.finditer(text), *_ERROR_LINE.finditer(text)):
+        line = " ".join(match.group(0).split())
+        if line and not _NOISE.match(line):
+            return line if len(line) <= 200 else line[:199] + "…"
+    return ""
+
+
+# --------------------------------------------------------------------------------------
+# one reader per ecosystem (most specific first)
+
+
+def _names(pattern: re.Pattern[str], text: str, group: int = 1) -> tuple[str, ...]:
+    found = dict.fromkeys(m.group(group).strip() for m in pattern.finditer(text))
+    return tuple(n for n in found if n)[:MAX_NAMES]
+
+
+def _n(pattern: str, text: str) -> int:
+    """The largest count `pattern` (one integer group) matches in text; 0 when absent."""
+    return max((int(m) for m in re.findall(pattern, text)), default=0)
+
+
+_PYTEST_SUMMARY = re.compile(
+    r"^(?:=+ )?((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
+    r"|no tests ran)(?: in [\d.]+s(?: \([\d:.]+\))?)?(?: =+)?\s*$",
+    re.MULTILINE,
+)
+# Ids may hold spaces (`test_add[two and three]`): a name runs to " - " or the line's end.
+_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?(?:\[[^\]\n]*\])?)(?: - .*)?$", re.MULTILINE)
+_PYTEST_VERBOSE = re.compile(r"^(\S+::[^\s\[]+(?:\[[^\]\n]*\])?) (?:FAILED|ERROR)\b", re.MULTILINE)
+_PYTEST_HEADER = re.compile(r"^_{3,} (?:ERROR collecting )?(\S+(?: \S+)?) _{3,}$", re.MULTILINE)
+
+
+def _pytest(text: str) -> Signal | None:
+    summaries = _PYTEST_SUMMARY.findall(text)
+    interrupted = re.search(r"^(?:=+ )?Interrupted: (\d+ errors? during collection)", text, re.MULTILINE)
+    if not summaries and not interrupted:
+        return None
+    counts = interrupted.group(1) if interrupted else summaries[-1]
+    failing = _names(_PYTEST_FAILED, text) or _names(_PYTEST_VERBOSE, text) or _names(_PYTEST_HEADER, text)
+    bad = interrupted or re.search(r"\b[1-9]\d* (?:failed|errors?)\b|no tests ran", counts) or _nothing_ran(counts)
+    return Signal(FAILED if bad else SUCCEEDED, "pytest", counts.strip(), failing)
+
+
+def _nothing_ran(counts: str) -> bool:
+    """Every test deselected (`-k` matching nothing): pytest exits 5, "no tests ran"."""
+    return "deselected" in counts and not re.search(r"\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed)", counts)
+
+
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*$", re.MULTILINE)
+_UNITTEST_END = re.compile(r"^(OK|FAILED)(?: \(([^)]*)\))?\s*$", re.MULTILINE)
+_UNITTEST_NAME = re.compile(r"^(?:FAIL|ERROR): (\w+) \(([\w.]+?)(?:\.\1)?\)", re.MULTILINE)
+
+
+def _unittest(text: str) -> Signal | None:
+    ran = _UNITTEST_RAN.search(text)
+    end = _UNITTEST_END.search(text, ran.end()) if ran else None
+    if not ran or not end:
+        return None
+    failing = tuple(f"{m.group(2)}.{m.group(1)}" for m in _UNITTEST_NAME.finditer(text))[:MAX_NAMES]
+    counts = f"Ran {ran.group(1)} tests: {end.group(0).strip()}"
+    return Signal(FAILED if end.group(1) == "FAILED" else SUCCEEDED, "unittest", counts, failing)
+
+
+_JEST_TESTS = re.compile(r"^Tests:\s+(.*\btotal)\s*$", re.MULTILINE)
+_JEST_SUITES = re.compile(r"^Test Suites:\s+(.*\btotal)\s*$", re.MULTILINE)
+_JEST_NAME = re.compile(r"^\s*● (?!Test suite failed)(.+?)\s*$", re.MULTILINE)
+_JEST_SUITE_FAIL = re.compile(r"^\s*FAIL (\S+)", re.MULTILINE)
+
+
+def _totals(tool: str, files: re.Match[str] | None, tests: re.Match[str] | None, text: str,
+            *name_patterns: re.Pattern[str]) -> Signal | None:
+    """A runner that prints a files total and a tests total ("1 failed, 4 passed"): failed
+    when any total counts failures."""
+    if not files and not tests:
+        return None
+    counts = " / ".join(m.group(1) for m in (files, tests) if m)
+    failing = next((names for pattern in name_patterns if (names := _names(pattern, text))), ())
+    bad = re.search(r"\b[1-9]\d* failed\b", counts)
+    return Signal(FAILED if bad else SUCCEEDED, tool, counts, failing)
+
+
+def _jest(text: str) -> Signal | None:
+    return _totals("jest", _JEST_SUITES.search(text), _JEST_TESTS.search(text), text, _JEST_NAME, _JEST_SUITE_FAIL)
+
+
+_VITEST_TESTS = re.compile(r"^\s*Tests\s+((?:\d+ \w+ \| )*\d+ \w+ \(\d+\))", re.MULTILINE)
+_VITEST_FILES = re.compile(r"^\s*Test Files\s+((?:\d+ \w+ \| )*\d+ \w+ \(\d+\))", re.MULTILINE)
+_VITEST_NAME = re.compile(r"^\s*(?:FAIL|×|✗|❯)\s+(\S+\.(?:test|spec)\.\w+ > .+?)(?: \d+ms)?\s*$", re.MULTILINE)
+
+
+def _vitest(text: str) -> Signal | None:
+    return _totals("vitest", _VITEST_FILES.search(text), _VITEST_TESTS.search(text), text, _VITEST_NAME)
+
+
+_MOCHA_PASSING = re.compile(r"^\s+(\d+) passing \(\w+\)\s*$", re.MULTILINE)
+_MOCHA_FAILING = re.compile(r"^\s+(\d+) failing\s*$", re.MULTILINE)
+# A failure's title: "1) outer" then one more indented line per nested describe, the test's
+# own name last, ending with ":".
+_MOCHA_NAME = re.compile(r"^ +\d+\) (.+)\n((?: {3,}.+\n)*? {3,}.+?):\s*$", re.MULTILINE)
+
+
+def _mocha(text: str) -> Signal | None:
+    passing, failing = _MOCHA_PASSING.search(text), _MOCHA_FAILING.search(text)
+    if not passing and not failing:
+        return None
+    counts = ", ".join(m.group(0).strip() for m in (passing, failing) if m)
+    tail = text[failing.end():] if failing else ""
+    names = tuple(dict.fromkeys(" ".join([m.group(1).strip(), *m.group(2).split("\n")]).strip()
+                                for m in _MOCHA_NAME.finditer(tail)))[:MAX_NAMES]
+    names = tuple(" ".join(n.split()) for n in names)
+    bad = failing and int(failing.group(1)) > 0
+    return Signal(FAILED if bad else SUCCEEDED, "mocha", counts, names)
+
+
+_GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)", re.MULTILINE)
+_GO_PKG = re.compile(r"^(ok|FAIL|---|\?)\s+(\S+)\s+(?:[\d.]+s|\[(?:build failed|setup failed|no test files)\])",
+                     re.MULTILINE)
+
+
+def _go_test(text: str) -> Signal | None:
+    packages = _GO_PKG.findall(text)
+    fails = _names(_GO_FAIL, text)
+    if not packages and not fails:
+        return None
+    failed_pkgs = [p for status, p in packages if status == "FAIL"]
+    ok_pkgs = [p for status, p in packages if status == "ok"]
+    counts = f"{len(ok_pkgs)} packages ok, {len(failed_pkgs)} failed"
+    bad = bool(fails or failed_pkgs or re.search(r"^FAIL\s*$|^panic: ", text, re.MULTILINE))
+    return Signal(FAILED if bad else SUCCEEDED, "go test", counts, fails or tuple(failed_pkgs[:MAX_NAMES]))
+
+
+_CARGO_RESULT = re.compile(r"^test result: (ok|FAILED)\. (\d+ passed; \d+ failed[^\n]*)$", re.MULTILINE)
+_CARGO_NAME = re.compile(r"^test (\S+) \.\.\. FAILED$", re.MULTILINE)
+_CARGO_COMPILE = re.compile(r"^error(?:\[E\d+\])?: |^error: could not compile", re.MULTILINE)
+_CARGO_FINISHED = re.compile(r"^\s*Finished [`\w]+.* target\(s\) in [\d.]+s", re.MULTILINE)
+
+
+def _result_lines(pattern: re.Pattern[str], failed: str, tool: str, text: str, names: re.Pattern[str]) -> Signal | None:
+    """Runners that print one (status, counts) line per test binary or project (cargo, dotnet):
+    failed when any line says `failed`; the counts are the last line's."""
+    results = pattern.findall(text)
+    if not results:
+        return None
+    bad = any(status == failed for status, _ in results)
+    return Signal(FAILED if bad else SUCCEEDED, tool, " ".join(results[-1][1].split()), _names(names, text))
+
+
+_CARGO_FAILURES = re.compile(r"^failures:\n((?: {4}\S+\n)+)", re.MULTILINE)
+
+
+def _cargo(text: str) -> Signal | None:
+    found = _result_lines(_CARGO_RESULT, "FAILED", "cargo test", text, _CARGO_NAME)
+    if found:
+        listed = tuple(n.strip() for m in _CARGO_FAILURES.finditer(text) for n in m.group(1).splitlines())
+        return found if found.failing or not listed else Signal(found.outcome, found.tool, found.counts,
+                                                                  listed[:MAX_NAMES])
+    if re.search(r"^error: could not compile `", text, re.MULTILINE):
+        return Signal(FAILED, "cargo", "compile error")
+    if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text):
+        return Signal(SUCCEEDED, "cargo", "build finished")
+    return None
+
+
+_MAVEN_TESTS = re.compile(r"Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$", re.MULTILINE)
+_MAVEN_NAME = re.compile(r"^\[ERROR\]\s+(?:Run \d+: )?([\w$]+\.\w+)[:(]", re.MULTILINE)
+_MAVEN_NAME_OLD = re.compile(r"^\[ERROR\] (\w+)\(([\w.$]+)\)", re.MULTILINE)
+
+
+def _maven(text: str) -> Signal | None:
+    end = re.search(r"^\[(?:INFO|ERROR)\] BUILD (SUCCESS|FAILURE)\s*$", text, re.MULTILINE)
+    if not end:
+        return None
+    totals = _MAVEN_TESTS.findall(text)
+    counts = (f"Tests run: {totals[-1][0]}, Failures: {totals[-1][1]}, Errors: {totals[-1][2]}" if totals
+              else f"BUILD {end.group(1)}")
+    failing = _names(_MAVEN_NAME, text) or tuple(f"{c}.{m}" for m, c in _MAVEN_NAME_OLD.findall(text))[:MAX_NAMES]
+    return Signal(SUCCEEDED if end.group(1) == "SUCCESS" else FAILED, "maven", counts, failing)
+
+
+_GRADLE_NAME = re.compile(r"^(\S+) > (.+?) FAILED\s*$", re.MULTILINE)
+
+
+def _gradle(text: str) -> Signal | None:
+    end = re.search(r"^BUILD (SUCCESSFUL|FAILED) in \S+", text, re.MULTILINE)
+    if not end:
+        return None
+    tests = re.search(r"^(\d+ tests? completed, \d+ failed.*)$", text, re.MULTILINE)
+    counts = tests.group(1) if tests else end.group(0)
+    failing = tuple(f"{cls}.{name.rstrip('()')}" for cls, name in _GRADLE_NAME.findall(text))[:MAX_NAMES]
+    return Signal(SUCCEEDED if end.group(1) == "SUCCESSFUL" else FAILED, "gradle", counts, failing)
+
+
+_DOTNET_TOTALS = re.compile(r"^(Passed|Failed)!\s+- (Failed:\s+\d+, Passed:\s+\d+,.*?Total:\s+\d+)", re.MULTILINE)
+_DOTNET_NAME = re.compile(r"^\s+Failed ([\w.]+(?:\([^)]*\))?) \[", re.MULTILINE)
+
+
+def _dotnet(text: str) -> Signal | None:
+    found = _result_lines(_DOTNET_TOTALS, "Failed", "dotnet test", text, _DOTNET_NAME)
+    if found:
+        return found
+    run = re.search(r"^Test Run (Successful|Failed)\.", text, re.MULTILINE)
+    if run:
+        return Signal(SUCCEEDED if run.group(1) == "Successful" else FAILED, "dotnet test", run.group(0),
+                      _names(_DOTNET_NAME, text))
+    build = re.search(r"^Build (succeeded|FAILED)\.", text, re.MULTILINE)
+    if build:
+        return Signal(SUCCEEDED if build.group(1) == "succeeded" else FAILED, "dotnet build", build.group(0))
+    return None
+
+
+_RSPEC_TOTAL = re.compile(r"^(\d+) examples?, (\d+) failures?(?:, \d+ pending)?", re.MULTILINE)
+_RSPEC_NAME = re.compile(r"^rspec (\S+) # (.+)$", re.MULTILINE)
+
+
+def _rspec(text: str) -> Signal | None:
+    total = _RSPEC_TOTAL.search(text)
+    if not total:
+        return None
+    failing = tuple(f"{path} {desc}" for path, desc in _RSPEC_NAME.findall(text))[:MAX_NAMES]
+    return Signal(FAILED if int(total.group(2)) else SUCCEEDED, "rspec", total.group(0), failing)
+
+
+_TSC_ERROR = re.compile(r"^(\S+?)(?:\(\d+,\d+\)|:\d+:\d+)(?::| -) error TS\d+:", re.MULTILINE)
+
+
+def _tsc(text: str) -> Signal | None:
+    found = re.search(r"^Found (\d+) errors?(?: in .*)?\.", text, re.MULTILINE)
+    files = _names(_TSC_ERROR, text)
+    if not found and not files:
+        return None
+    counts = found.group(0) if found else f"{len(files)} files with type errors"
+    return Signal(FAILED, "tsc", counts, files)
+
+
+def _eslint(text: str) -> Signal | None:
+    problems = re.search(r"^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)", text, re.MULTILINE)
+    too_many = re.search(r"^ESLint found too many warnings \(maximum: \d+\)\.", text, re.MULTILINE)
+    if not problems and not too_many:
+        return None
+    counts = problems.group(0) if problems else ""
+    if too_many:  # --max-warnings: the warnings alone fail the run
+        return Signal(FAILED, "eslint", f"{counts}; {too_many.group(0)}".strip("; "))
+    return Signal(FAILED if problems and int(problems.group(2)) else SUCCEEDED, "eslint", counts)
+
+
+def _mypy(text: str) -> Signal | None:
+    found = re.search(r"^Found (\d+) errors? in (\d+) files? \(checked \d+ source files?\)", text, re.MULTILINE)
+    if found:
+        return Signal(FAILED, "mypy", found.group(0), _names(re.compile(r"^(\S+?):\d+: error:", re.M), text))
+    ok = re.search(r"^Success: no issues found in \d+ source files?", text, re.MULTILINE)
+    return Signal(SUCCEEDED, "mypy", ok.group(0)) if ok else None
+
+
+def _ruff(text: str) -> Signal | None:
+    found = re.search(r"^Found (\d+) errors?\.", text, re.MULTILINE)
+    if found:
+        return Signal(FAILED, "ruff", found.group(0))
+    if re.search(r"^All checks passed!", text, re.MULTILINE):
+        return Signal(SUCCEEDED, "ruff", "All checks passed!")
+    if re.search(r"^\d+ files? (?:left unchanged|reformatted)", text, re.MULTILINE):
+        return Signal(SUCCEEDED, "ruff format", "formatted")
+    return None
+
+
+def _package_managers(text: str) -> Signal | None:
+    if re.search(r"^npm (?:ERR!|error) ", text, re.MULTILINE):
+        return Signal(FAILED, "npm", first_error_line(text))
+    if re.search(r"^ERROR: (?:Could not|No matching distribution|Failed|Cannot|Invalid|pip's)", text, re.MULTILINE):
+        return Signal(FAILED, "pip", first_error_line(text))
+    if re.search(r"^error: (?:subprocess-exited-with-error|externally-managed-environment|resolution-too-deep)",
+                 text, re.MULTILINE):
+        return Signal(FAILED, "pip", first_error_line(text))
+    ok = re.search(r"^(?:Successfully installed .+|added \d+ packages?.*|up to date, audited \d+ packages?.*|"
+                   r"Requirement already satisfied: .+)$", text, re.MULTILINE)
+    return Signal(SUCCEEDED, "install", ok.group(0)[:120]) if ok else None
+
+
+def _make(text: str) -> Signal | None:
+    failed = re.search(r"^(?:g?make(?:\[\d+\])?): \*\*\* (.+)$", text, re.MULTILINE)
+    if failed:
+        return Signal(FAILED, "make", failed.group(0))
+    nothing = re.search(r"^g?make(?:\[\d+\])?: (?:Nothing to be done for|'.+' is up to date)", text, re.MULTILINE)
+    return Signal(SUCCEEDED, "make", nothing.group(0)) if nothing else None
+
+
+def _git(text: str) -> Signal | None:
+    conflicts = _names(re.compile(r"^CONFLICT \([\w/ -]+\): (?:Merge conflict in )?(.+)$", re.MULTILINE), text)
+    if conflicts or re.search(r"^Automatic merge failed|^error: could not apply", text, re.MULTILINE):
+        return Signal(FAILED, "git", "merge conflict", conflicts)
+    if re.search(r"^\s*! \[(?:rejected|remote rejected)\]|^error: failed to push some refs", text, re.MULTILINE):
+        return Signal(FAILED, "git", "push rejected")
+    if re.search(r"^(?:fatal|error): ", text, re.MULTILINE):
+        return Signal(FAILED, "git", first_error_line(text))
+    done = re.search(r"^(?:Fast-forward$|Merge made by the '\w+' strategy\.|\[[\w./-]+ [0-9a-f]{7,}\] .+|"
+                     r"\s+(?:\* \[new branch\]|[0-9a-f]{7,}\.\.[0-9a-f]{7,})\s+\S+ -> \S+|"
+                     r"Successfully rebased and updated .+)", text, re.MULTILINE)
+    return Signal(SUCCEEDED, "git", done.group(0).strip()[:120]) if done else None
+
+
+def _docker(text: str) -> Signal | None:
+    if re.search(r"^(?:ERROR: failed to solve|ERROR: failed to build|The command '.+' returned a non-zero code)",
+                 text, re.MULTILINE):
+        return Signal(FAILED, "docker build", first_error_line(text))
+    if re.search(r"^(?:Successfully built \w+|Successfully tagged .+|#\d+ naming to \S+ done|"
+                 r"#\d+ writing image sha256:\w+ done)", text, re.MULTILINE):
+        return Signal(SUCCEEDED, "docker build", "image built")
+    return None
+
+
+_NODE_TAP = re.compile(r"^# (pass|fail) (\d+)$", re.MULTILINE)
+_NODE_SPEC = re.compile(r"^ℹ (pass|fail) (\d+)$", re.MULTILINE)
+_NODE_NAME = re.compile(r"^not ok \d+ - (.+)$|^✖ (.+?) \([\d.]+m?s\)$", re.MULTILINE)
+
+
+def _node_test(text: str) -> Signal | None:
+    """`node --test`: TAP ("# fail 2") when not on a terminal, the spec reporter ("ℹ fail 2") on one."""
+    totals = dict(_NODE_TAP.findall(text) or _NODE_SPEC.findall(text))
+    if "fail" not in totals:
+        return None
+    names = tuple(dict.fromkeys(a or b for a, b in _NODE_NAME.findall(text)))[:MAX_NAMES]
+    counts = f"{totals.get('pass', '?')} passed, {totals['fail']} failed"
+    return Signal(FAILED if int(totals["fail"]) else SUCCEEDED, "node --test", counts, names)
+
+
+_PANIC = re.compile(r"^thread '[^']+'(?: \(\d+\))? panicked at (\S+?):?\n(.+)$", re.MULTILINE)
+
+
+def _crashes(text: str) -> Signal | None:
+    """A Rust panic, a Java exception, an uncaught Node error: the program died."""
+    panic = _PANIC.search(text)
+    if panic:
+        return Signal(FAILED, "rust", f"panicked at {panic.group(1)}: {panic.group(2).strip()}"[:200])
+    if re.search(r"^note: (?:run with `RUST_BACKTRACE=|Some details are omitted, run with `RUST_BACKTRACE)",
+                 text, re.MULTILINE):
+        return Signal(FAILED, "rust", "panicked")
+    java = re.search(r"^Exception in thread \"[^\"]+\" (.+)$", text, re.MULTILINE)
+    if java:
+        return Signal(FAILED, "java", java.group(1).strip()[:200])
+    if re.search(r"^Node\.js v\d+\.\d+\.\d+$", text, re.MULTILINE):
+        thrown = re.search(r"^(\w*(?:Error|Exception)\b.*?: .+)$", text, re.MULTILINE)
+        return Signal(FAILED, "node", thrown.group(1).strip()[:200] if thrown else "uncaught exception")
+    return None
+
+
+def _python_crash(text: str) -> Signal | None:
+    if re.search(r"^Traceback \(most recent call last\):", text, re.MULTILINE):
+        last = re.findall(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt)\b.*)$", text, re.MULTILINE)
+        return Signal(FAILED, "python", last[-1] if last else "Traceback")
+    return None
+
+
+_READERS: tuple[Callable[[str], Signal | None], ...] = (
+    _pytest, _unittest, _jest, _vitest, _mocha, _node_test, _go_test, _cargo, _maven, _gradle, _dotnet, _rspec,
+    _tsc, _eslint, _mypy, _ruff, _package_managers, _make, _git, _docker, _crashes, _python_crash,
+)
+
+# git's refusals that print no "error:" line: what they mean depends on the subcommand.
+_GIT_REFUSALS = (
+    ("commit", re.compile(r"^(?:nothing to commit|no changes added to commit)\b.*$", re.MULTILINE)),
+    ("pull", re.compile(r"^There is no tracking information for the current branch\.$", re.MULTILINE)),
+    ("stash", re.compile(r"^No stash entries found\.$", re.MULTILINE)),
+)
+
+
+def read_output(text: str, command: str = "") -> Signal | None:
+    """The first ecosystem whose summary appears in `text` (None: none recognised)."""
+    git = re.match(r"^(?:cd\s+\S+\s*&&\s*)?git\s+(?:-C\s+\S+\s+)?([\w-]+)", command.strip())
+    for subcommand, refusal in _GIT_REFUSALS:
+        found = refusal.search(text) if git and git.group(1) == subcommand else None
+        if found:
+            return Signal(FAILED, "git", found.group(0).strip())
+    for reader in _READERS:
+        signal = reader(text)
+        if signal is not None:
+            return signal
+    return None
