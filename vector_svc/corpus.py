@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import threading
 from collections.abc import Mapping, Sequence
 
 from chromadb.errors import NotFoundError
 
-from mnemo.errors import FailedPrecondition, InvalidArgument
+from mnemo.errors import Aborted, FailedPrecondition, InvalidArgument, Unavailable
 from mnemo.v1 import vector_pb2
 from mnemo.vocab import CORPUS_NAME_PATTERN, CORPUS_NAME_RE, CORPUS_PASSAGES_DEFAULT
 from vector_svc.embedders import Embedder
@@ -47,12 +48,28 @@ def collection_name(corpus: str) -> str:
     return f"corpus_{safe}_{hashlib.sha256(corpus.encode()).hexdigest()[:10]}"
 
 
+def _rebuilding(corpus: str) -> Unavailable:
+    """A query that met a corpus between its reset and its new passages: retryable."""
+    return Unavailable(f"corpus {corpus!r} is being re-primed right now; ask again in a moment")
+
+
 class Corpora:
-    """Upsert, query and drop corpus collections with the service's embedder."""
+    """Upsert, query and drop corpus collections with the service's embedder.
+
+    Writes to one corpus run one at a time (a lock per corpus): a caller that timed out and
+    sends the same batch again (reset included) waits for its first attempt to finish instead
+    of deleting the collection under it. A query that meets a collection deleted meanwhile
+    (a reprime's reset) answers UNAVAILABLE, retryable, never Chroma's NotFoundError."""
 
     def __init__(self, connection: ChromaConnection, embedder: Embedder):
         self.connection = connection
         self.embedder = embedder
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    def _writing(self, corpus: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(corpus, threading.Lock())
 
     def _remedy(self, corpus: str) -> str:
         return f"re-prime corpus {corpus!r} (reprime_corpus) to rebuild it with the configured model"
@@ -72,7 +89,7 @@ class Corpora:
             raise InvalidArgument("documents", "ids must be unique within one call")
         client = self.connection.client()
         name = collection_name(corpus)
-        with chroma_errors(self.connection.backend):
+        with self._writing(corpus), chroma_errors(self.connection.backend):
             if reset:
                 with contextlib.suppress(NotFoundError):
                     client.delete_collection(name)
@@ -80,15 +97,19 @@ class Corpora:
                 client, name, self.embedder,
                 collection_metadata(self.embedder, corpus=corpus), self._remedy(corpus),
             )
-            if documents:
-                vectors = embed_all(self.embedder, [d.text for d in documents])
-                collection.upsert(
-                    ids=ids,
-                    embeddings=vectors,
-                    documents=[d.text for d in documents],
-                    metadatas=[{"observation_id": int(d.observation_id)} for d in documents],
-                )
-            return int(collection.count())
+            try:
+                if documents:
+                    vectors = embed_all(self.embedder, [d.text for d in documents])
+                    collection.upsert(
+                        ids=ids,
+                        embeddings=vectors,
+                        documents=[d.text for d in documents],
+                        metadatas=[{"observation_id": int(d.observation_id)} for d in documents],
+                    )
+                return int(collection.count())
+            except NotFoundError:  # dropped or reset by another replica meanwhile
+                raise Aborted(f"corpus {corpus!r} was dropped or re-primed while these passages were "
+                              "written; prime it again") from None
 
     def query(self, corpus: str, text: str, limit: int) -> list[vector_pb2.CorpusPassage]:
         validate_corpus_name(corpus)
@@ -99,13 +120,18 @@ class Corpora:
                 self.connection.client(), collection_name(corpus), self.embedder, self._remedy(corpus)
             )
             if collection is None:
+                if self._writing(corpus).locked():
+                    raise _rebuilding(corpus)
                 raise FailedPrecondition(
                     f"corpus {corpus!r} has no passages yet; prime it first (prime_corpus)"
                 )
-            result = collection.query(
-                query_embeddings=self.embedder.embed([text]), n_results=limit,
-                include=["documents", "metadatas", "distances"],
-            )
+            try:
+                result = collection.query(
+                    query_embeddings=self.embedder.embed([text]), n_results=limit,
+                    include=["documents", "metadatas", "distances"],
+                )
+            except NotFoundError:  # deleted between finding and querying it: a reprime's reset
+                raise _rebuilding(corpus) from None
         return [
             vector_pb2.CorpusPassage(
                 id=doc_id, text=doc or "", observation_id=_observation_id(meta),
@@ -119,7 +145,7 @@ class Corpora:
 
     def drop(self, corpus: str) -> bool:
         validate_corpus_name(corpus)
-        with chroma_errors(self.connection.backend):
+        with self._writing(corpus), chroma_errors(self.connection.backend):
             try:
                 self.connection.client().delete_collection(collection_name(corpus))
             except NotFoundError:

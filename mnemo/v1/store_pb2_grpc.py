@@ -338,7 +338,8 @@ class StoreServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PurgeCursors(self, request, context):
-        """Delete every cursor that expired before `now_epoch`.
+        """Delete every cursor that expired before `now_epoch` (the service token's clock; a user
+        token's purge runs on the server's clock, and answers no count).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

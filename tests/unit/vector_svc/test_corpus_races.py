@@ -1,0 +1,93 @@
+"""Corpus jobs against queries on real embedded Chroma: a query that meets a collection being
+reset answers a retryable UNAVAILABLE (never Chroma's NotFoundError, an INTERNAL), and a batch
+sent again after a timeout waits for its first attempt instead of deleting the collection under it."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+import vector_svc.corpus as corpus_module
+from mnemo.config import load_settings, with_overrides
+from mnemo.errors import FailedPrecondition, Unavailable
+from mnemo.v1 import vector_pb2
+from vector_svc.corpus import Corpora, collection_name
+from vector_svc.embedders import make_embedder
+from vector_svc.index import ChromaConnection
+
+pytestmark = pytest.mark.unit
+
+DOCS = [vector_pb2.CorpusDocument(id=f"d{i}", text=f"passage {i} about harbor deploys", observation_id=i)
+        for i in range(1, 41)]
+
+
+@pytest.fixture
+def connection(tmp_path: Path):
+    conn = ChromaConnection(with_overrides(load_settings({"home": str(tmp_path)}, environ={}), embedder="hash"))
+    yield conn
+    conn.close()
+
+
+def test_a_collection_deleted_between_finding_and_querying_it_is_unavailable(connection, monkeypatch):
+    corpora = Corpora(connection, make_embedder("hash"))
+    corpora.upsert("kb", DOCS[:5], reset=True)
+    found = corpus_module.find_collection
+
+    def found_then_reset(client, name, embedder, remedy):  # the fault: a reprime's reset lands in between
+        collection = found(client, name, embedder, remedy)
+        client.delete_collection(name)
+        return collection
+
+    monkeypatch.setattr(corpus_module, "find_collection", found_then_reset)
+    with pytest.raises(Unavailable, match="being re-primed"):
+        corpora.query("kb", "harbor", 5)
+
+
+def test_queries_during_a_slow_reprime_never_fail_otherwise(connection):
+    writer = Corpora(connection, make_embedder("hash", delay_ms=20))
+    writer.upsert("kb", DOCS, reset=True)
+    outcomes: list[str] = []
+    done = threading.Event()
+
+    def reprime() -> None:
+        try:
+            for start in range(0, len(DOCS), 8):
+                writer.upsert("kb", DOCS[start:start + 8], reset=start == 0)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=reprime)
+    thread.start()
+    while not done.is_set() or len(outcomes) < 5:
+        try:
+            outcomes.append("passages" if writer.query("kb", "harbor deploys", 3) else "empty")
+        except Unavailable:
+            outcomes.append("unavailable")
+        except FailedPrecondition:
+            outcomes.append("not primed")
+    thread.join()
+    assert set(outcomes) <= {"passages", "empty", "unavailable", "not primed"}
+    assert writer.query("kb", "harbor deploys", 3)
+
+
+def test_a_batch_sent_again_while_its_first_attempt_runs_leaves_every_passage(connection):
+    """The job's retry after a timeout: the same reset batch twice at once, then the next batch."""
+    corpora = Corpora(connection, make_embedder("hash", delay_ms=30))
+    errors: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            corpora.upsert("kb", DOCS[:20], reset=True)
+        except BaseException as err:  # collected: any failure of either attempt fails the test
+            errors.append(err)
+
+    attempts = [threading.Thread(target=attempt) for _ in range(2)]
+    for thread in attempts:
+        thread.start()
+    for thread in attempts:
+        thread.join()
+    assert errors == []
+    assert corpora.upsert("kb", DOCS[20:], reset=False) == len(DOCS)
+    assert connection.client().get_collection(collection_name("kb")).count() == len(DOCS)
