@@ -53,13 +53,14 @@ def host(stack, tmp_path):
     return {"binary": binary, "env": env, "project": project, "db": stack.database}
 
 
-def run_claude(host: dict, api: ScriptedMessages, prompt: str) -> list[dict[str, Any]]:
+def run_claude(host: dict, api: ScriptedMessages, prompt: str,
+               permission_mode: str = "bypassPermissions") -> list[dict[str, Any]]:
     env = dict(host["env"], ANTHROPIC_BASE_URL=api.base_url, ANTHROPIC_API_KEY="sk-test-not-a-key",
                IS_SANDBOX="1",  # as root, bypassPermissions needs it
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1")
     done = subprocess.run(
         [str(host["binary"]), "-p", prompt, "--output-format", "stream-json", "--verbose", "--include-hook-events",
-         "--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5"],
+         "--permission-mode", permission_mode, "--model", "claude-sonnet-4-5"],
         cwd=host["project"], env=env, capture_output=True, text=True, timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
