@@ -1,24 +1,31 @@
-"""Token economy of mem_search: guided (index + details of picked ids) vs fetching every result.
+"""What the model receives from each tool, as the host delivers it, and the token economy of mem_search.
 
 Builds a throwaway store of >= 2,000 generated coding observations (varied titles,
 narratives, facts, files, types, ~90 days of work) in a temp MNEMO_HOME, runs the real
-store_svc, vector_svc (hash embedder) and search_svc in process, then for each query
-measures the text a model reads (tokens = characters / 4):
+store_svc, vector_svc (hash embedder) and search_svc in process, spawns the real gateway
+(`mnemo mcp`) with the MCP SDK's stdio client, and calls the tools as a model would (ids and
+continuations read from the text). What counts is what Claude Code hands the model: the
+result's text, or JSON.stringify(structuredContent) when the result carries structure
+(docs/gateway.md). Tokens = characters / 4.
 
-  guided   mem_search index page (default 10 rows) + details of maxDetails (default 3)
-           picked ids, each with its timeline context (depth 1) and layer-4 pointers
-  page10   full details (GetObservations) of every result on that same 10-row page
-  page20   the legacy path: the `search` first page (its default, 20 rows) + full
-           details of every result on it (what the workflow note warns against)
+Table 1, per tool: characters and tokens the model receives, with the default gateway (text
+only) and with mcp_structured_content on (what a host forwarding structure would deliver).
+Table 2, per query: a mem_search index page (10 rows) against the full records it stands for
+(get_observations of the page's observations), and the guided path (page + details of 3 picked
+ids) against those full records and against the legacy first page of 20 read in full.
 
-Target (issue 5): guided <= 1/5 of fetching every result of the first page.
+Targets (issues 5 and 33): full records >= 5x a page; guided <= 1/5 of the legacy first page.
 Run: .venv/bin/python bench/tokens.py [--observations N]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -29,8 +36,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from mnemo.grpc_client import connect, open_channel  # noqa: E402
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402  # noqa: E402
+from mnemo.grpc_client import connect  # noqa: E402
+from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
+from mnemo.vocab import CHARS_PER_TOKEN  # noqa: E402
 
 COMPONENTS = {
     "auth": ["src/auth/session.py", "src/auth/tokens.py", "src/auth/middleware.py", "tests/test_login.py"],
@@ -90,10 +98,6 @@ QUERIES = [
 ]
 START_EPOCH = 1_760_000_000_000
 STEP_MS = 3_250_000  # 2,400 observations span ~90 days
-
-
-def tokens(text: str) -> int:
-    return -(-len(text) // 4)
 
 
 def _narrative(rng: random.Random, component: str, problem: tuple[str, str], thing: str,
@@ -159,41 +163,107 @@ def build(settings, count: int) -> store_pb2.StatsResponse:
         vector.close()
 
 
-def _observation_ids(rows) -> list[int]:
-    return [row.ref.id for row in rows if row.ref.kind == common_pb2.DOC_KIND_OBSERVATION]
+ROW_ID = re.compile(r"^\| (#[SP]?\d+) \|", re.MULTILINE)
+CONTINUATION = re.compile(r'continuation="(ms_[A-Za-z0-9_-]{24})"')
+PICKED = 3  # ids a model picks from a page (mem_search's default maxDetails)
 
 
-def measure(search, query: str) -> dict[str, int]:
-    first = search.MemSearch(search_pb2.MemSearchRequest(query=query))
-    picked = [row.display_id for row in first.rows[:3]]
-    details = search.MemSearch(search_pb2.MemSearchRequest(continuation=first.continuation,
-                                                           selected_ids=picked))
-    page10 = search.GetObservations(search_pb2.GetObservationsRequest(ids=_observation_ids(first.rows)))
-    legacy = search.Search(search_pb2.SearchRequest(query=query))
-    legacy_details = search.GetObservations(search_pb2.GetObservationsRequest(
-        ids=_observation_ids(legacy.rows)))
-    return {"index": tokens(first.text), "details": tokens(details.text),
-            "guided": tokens(first.text) + tokens(details.text), "page10": tokens(page10.text),
-            "page20": tokens(legacy.text) + tokens(legacy_details.text)}
+def delivered(result) -> str:
+    """What Claude Code hands the model: JSON.stringify(structuredContent) when the result has
+    one (compact, non-ASCII as is), else the text blocks."""
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+    return "".join(getattr(block, "text", "") for block in result.content)
 
 
-def print_table(rows: list[tuple[str, dict[str, int]]]) -> None:
-    header = (f"{'query':40} {'index':>6} {'details':>7} {'guided':>7} {'page10':>7} {'page20':>7} "
-              f"{'g/p10':>6} {'g/p20':>6}")
+class Tally:
+    """Characters delivered per tool (several calls each), and per query for table 2."""
+
+    def __init__(self) -> None:
+        self.chars: dict[str, list[int]] = {}
+
+    async def call(self, session, label: str, tool: str, arguments: dict) -> tuple[str, str]:
+        """(what the model receives, the text): the text is where a model reads ids and tokens."""
+        result = await session.call_tool(tool, arguments)
+        received = delivered(result)
+        if result.is_error:
+            raise RuntimeError(f"{tool} failed: {received[:300]}")
+        self.chars.setdefault(label, []).append(len(received))
+        return received, "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def query_calls(session, tally: Tally, query: str) -> dict[str, int]:
+    """One query the way a model works: page, picked details, and the full records of the page."""
+    _, page = await tally.call(session, "mem_search (index page)", "mem_search", {"query": query})
+    shown = ROW_ID.findall(page)
+    token = CONTINUATION.search(page)
+    if not shown or token is None:
+        raise RuntimeError(f"no rows for {query!r}: {page[:300]}")
+    received_page = tally.chars["mem_search (index page)"][-1]
+    await tally.call(session, "mem_search (3 details)", "mem_search",
+                     {"continuation": token.group(1), "selectedIds": shown[:PICKED]})
+    details = tally.chars["mem_search (3 details)"][-1]
+    observations = [int(row[1:]) for row in shown if row[1:].isdigit()]
+    await tally.call(session, "get_observations (page's records)", "get_observations", {"ids": observations})
+    full = tally.chars["get_observations (page's records)"][-1]
+    await tally.call(session, "mem_search auto", "mem_search", {"mode": "auto", "query": query})
+    _, legacy = await tally.call(session, "search (legacy page 20)", "search", {"query": query})
+    legacy_ids = [int(row[1:]) for row in ROW_ID.findall(legacy) if row[1:].isdigit()]
+    await tally.call(session, "get_observations (legacy page)", "get_observations", {"ids": legacy_ids})
+    await tally.call(session, "timeline (query)", "timeline", {"query": query})
+    return {"page": received_page, "details": details, "full": full,
+            "legacy": tally.chars["search (legacy page 20)"][-1] + tally.chars["get_observations (legacy page)"][-1]}
+
+
+async def session_calls(env: dict[str, str]) -> tuple[Tally, list[tuple[str, dict[str, int]]]]:
+    from tests.service.gateway.mcp_support import mcp_session
+
+    tally = Tally()
+    per_query = []
+    async with mcp_session(env) as session:
+        for query in QUERIES:
+            per_query.append((query, await query_calls(session, tally, query)))
+        await tally.call(session, "session_start_context", "session_start_context", {"project": "shop"})
+        await tally.call(session, "smart_outline", "smart_outline", {"file_path": "gateway/tools.py"})
+        await tally.call(session, "smart_search", "smart_search", {"query": "profile tools"})
+        await tally.call(session, "important_workflow", "important_workflow", {})
+    return tally, per_query
+
+
+def print_per_tool(text_only: Tally, structured: Tally) -> None:
+    header = f"{'tool (mean per call)':36} {'calls':>5} {'chars':>7} {'tokens':>7} {'struct chars':>12} {'ratio':>6}"
+    print(header)
+    print("-" * len(header))
+    for label, values in text_only.chars.items():
+        chars, other = statistics.mean(values), statistics.mean(structured.chars[label])
+        print(f"{label:36} {len(values):5} {chars:7.0f} {chars / CHARS_PER_TOKEN:7.0f} {other:12.0f} "
+              f"{other / chars:6.2f}")
+    print("(chars/tokens: the default gateway, text only; struct chars: with mcp_structured_content on, "
+          "JSON.stringify(structuredContent) as Claude Code forwards it)")
+
+
+def print_per_query(rows: list[tuple[str, dict[str, int]]]) -> None:
+    header = (f"{'query':40} {'page':>6} {'full':>6} {'full/page':>9} {'guided':>7} {'legacy':>7} "
+              f"{'g/legacy':>8}")
     print(header)
     print("-" * len(header))
     for query, m in rows:
-        print(f"{query[:40]:40} {m['index']:6} {m['details']:7} {m['guided']:7} {m['page10']:7} "
-              f"{m['page20']:7} {m['guided'] / m['page10']:6.2f} {m['guided'] / m['page20']:6.2f}")
-    guided, page10, page20 = (sum(m[key] for _, m in rows) for key in ("guided", "page10", "page20"))
+        guided = m["page"] + m["details"]
+        print(f"{query[:40]:40} {tokens_of(m['page']):6} {tokens_of(m['full']):6} {m['full'] / m['page']:9.2f} "
+              f"{tokens_of(guided):7} {tokens_of(m['legacy']):7} {guided / m['legacy']:8.2f}")
+    page, full, legacy = (sum(m[key] for _, m in rows) for key in ("page", "full", "legacy"))
+    guided = sum(m["page"] + m["details"] for _, m in rows)
     print("-" * len(header))
-    print(f"{'total':40} {'':6} {'':7} {guided:7} {page10:7} {page20:7} {guided / page10:6.2f} "
-          f"{guided / page20:6.2f}")
-    median10 = statistics.median(m["guided"] / m["page10"] for _, m in rows)
-    median20 = statistics.median(m["guided"] / m["page20"] for _, m in rows)
-    print(f"median ratio: guided/page10 {median10:.2f}, guided/page20 {median20:.2f}")
-    for name, ratio in (("page10", guided / page10), ("page20 (legacy first page)", guided / page20)):
-        print(f"target guided <= 0.20 x {name}: {'met' if ratio <= 0.2 else 'NOT met'} ({ratio:.3f})")
+    print(f"{'total (tokens)':40} {tokens_of(page):6} {tokens_of(full):6} {full / page:9.2f} {tokens_of(guided):7} "
+          f"{tokens_of(legacy):7} {guided / legacy:8.2f}")
+    print(f"median full/page {statistics.median(m['full'] / m['page'] for _, m in rows):.2f}")
+    print(f"target full records >= 5x a page: {'met' if full / page >= 5 else 'NOT met'} ({full / page:.2f}x)")
+    print(f"target guided <= 0.20 x legacy first page: {'met' if guided / legacy <= 0.2 else 'NOT met'} "
+          f"({guided / legacy:.3f})")
+
+
+def tokens_of(chars: int) -> int:
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 def main() -> int:
@@ -214,10 +284,15 @@ def main() -> int:
         stats = build(settings, args.observations)
         took = time.monotonic() - began
         print(f"store: {stats.observations} observations, built and indexed in {took:.1f} s")
-        channel = open_channel(started[-1][0].address)
-        search = search_pb2_grpc.SearchServiceStub(channel)
-        print_table([(query, measure(search, query)) for query in QUERIES])
-        channel.close()
+        from tests.service.gateway.mcp_support import gateway_env
+
+        text_only, per_query = asyncio.run(session_calls(gateway_env(settings)))
+        structured, _ = asyncio.run(session_calls(gateway_env(settings, MNEMO_MCP_STRUCTURED_CONTENT="true")))
+        print()
+        print_per_tool(text_only, structured)
+        print()
+        print_per_query(per_query)
+        print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         for handle, on_stop in reversed(started):
             handle.stop(0)
