@@ -8,7 +8,9 @@ Precedence, highest first: command-line flags > environment (`MNEMO_<FIELD>`) >
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo.errors import InvalidArgument
-from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT, MCP_PROFILE_DEFAULT
+from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT, MCP_PROFILE_DEFAULT, MCP_PROFILES
 
 SERVICES = ("store", "vector", "search")
 
@@ -181,24 +183,62 @@ class Settings:
 _FIELD_TYPES = {f.name: f for f in fields(Settings)}
 
 
+# Settings with a closed set of values; any other value is refused, naming the choices.
+LOG_LEVELS = ("debug", "info", "warning", "error")
+STORE_BACKENDS = ("sqlite", "postgres")
+CHOICES: dict[str, tuple[str, ...]] = {
+    "store_backend": STORE_BACKENDS,
+    "log_level": LOG_LEVELS,
+    "vector": ("on", "off"),
+    "mcp_profile": MCP_PROFILES,
+}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+# Numbers where 0 means nothing sensible (every other number may be 0: "off" or "no delay").
+POSITIVE = frozenset({"store_pool_size", "vector_poll_ms", "log_max_bytes", "rpc_timeout_s", "cursor_ttl_s",
+                      "heartbeat_interval_s", "parent_check_interval_s", "start_timeout_s"})
+
+
 def _coerce(name: str, value: Any) -> Any:
-    """Turn a flag, environment or TOML value into the field's type, or refuse it."""
+    """Turn a flag, environment or TOML value into the field's type, or refuse it: a typo
+    (`ture`, `postgress`, `verbose`) names the setting and what it accepts, never a silent default."""
     default = _FIELD_TYPES[name].default
     try:
         if name == "home":
             return Path(str(value)).expanduser()
         if isinstance(default, bool):
-            return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            return float(value)
+            return _boolean(name, value)
+        if isinstance(default, int | float):
+            return _number(name, value, type(default))
         if isinstance(default, tuple):
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
             return tuple(str(v).strip() for v in items if str(v).strip())
-        return str(value)
-    except (TypeError, ValueError):
-        raise InvalidArgument(name, f"cannot read {value!r} as {type(default).__name__}") from None
+        text = str(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgument(name, f"cannot read {str(value)[:40]!r} as {type(default).__name__}") from None
+    if name in CHOICES:
+        text = text.strip().lower()  # INFO and info alike
+    if name in CHOICES and text not in CHOICES[name]:
+        raise InvalidArgument(name, f"must be one of {', '.join(CHOICES[name])}, got {text[:40]!r}")
+    return text
+
+
+def _boolean(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise InvalidArgument(name, f"must be true or false (also 1/0, yes/no, on/off), got {str(value)[:40]!r}")
+
+
+def _number(name: str, value: Any, kind: type) -> int | float:
+    if isinstance(value, bool):  # TOML true is not 1
+        raise ValueError(value)
+    number = kind(value)
+    least = "greater than 0" if name in POSITIVE else "0 or more"
+    if not math.isfinite(number) or number < 0 or (name in POSITIVE and number == 0):
+        raise InvalidArgument(name, f"must be a finite number {least}, got {str(value)[:40]!r}")
+    return number
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -217,7 +257,8 @@ def load_settings(
     """Build the settings of this process. `flags` holds only options given on the command line."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     environ = os.environ if environ is None else environ
-    home = Path(str(flags.get("home") or environ.get("MNEMO_HOME") or "~/.mnemo")).expanduser()
+    home = Path(str(flags.get("home") or environ.get("MNEMO_HOME") or "~/.mnemo")).expanduser().resolve()
+    check_owned(home)  # before its config.toml is read: another user's file must not configure us
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in _read_toml(home / "config.toml").items():
@@ -233,7 +274,7 @@ def load_settings(
         if name not in _FIELD_TYPES:
             raise InvalidArgument(name, "unknown setting")
         values[name] = _coerce(name, value)
-    values["home"] = home.resolve()
+    values["home"] = home
     for name in ("store_addr", "vector_addr", "search_addr"):
         if "," in str(values.get(name, "")):  # a list of replicas: checked here, so every client names the setting
             from mnemo.addresses import check
@@ -273,9 +314,26 @@ def with_overrides(settings: Settings, **changes: Any) -> Settings:
     return dataclasses.replace(settings, **changes)
 
 
+def check_owned(directory: Path, setting: str = "home") -> None:
+    """`directory` (when it exists) is the user's own real directory, else InvalidArgument: a
+    home another user created (or a symlink planted there) would let them read the memory,
+    plant records, or point its logs at a file of their choosing. Never chmodded into ours."""
+    try:
+        info = directory.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise InvalidArgument(setting, f"{directory} is not a directory (a symbolic link or a file); "
+                                       "remove it or set MNEMO_HOME to a directory of your own")
+    if info.st_uid != os.getuid():
+        raise InvalidArgument(setting, f"{directory} belongs to another user (uid {info.st_uid}, you are "
+                                       f"{os.getuid()}); set MNEMO_HOME to a directory of your own")
+
+
 def ensure_private_dirs(settings: Settings) -> None:
-    """Create home, run/ and logs/, each 0700: the memory is readable by its user alone.
-    (`mnemo.home.tighten` also fixes the files below them when a service starts.)"""
+    """Create home, run/ and logs/, each 0700 and the user's own: the memory is readable by
+    its user alone. (`mnemo.home.tighten` also fixes the files below them when a service starts.)"""
     for directory in (settings.home, settings.logs_dir, settings.run_dir):
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(directory, 0o700)
+        check_owned(directory)
+        os.chmod(directory, 0o700, follow_symlinks=False)

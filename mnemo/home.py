@@ -8,6 +8,11 @@ Two halves, because either alone leaves a gap:
   Chroma directory configured outside it) and removes group/other bits from what an
   older version, or a process started with a permissive umask, left behind, with one log
   line naming what it changed.
+
+`confine_caches(settings)` points the libraries a service loads at a cache inside the home
+(XDG_CACHE_HOME): onnxruntime writes a device id and a telemetry queue under ~/.cache as soon
+as it is imported, whatever its telemetry switch says; nothing of a session is written outside
+the home (tests/e2e/test_home_privacy.py walks $HOME after a whole session).
 """
 
 from __future__ import annotations
@@ -26,6 +31,18 @@ log = get_logger(__name__)
 DIR_MODE = 0o700
 # A log line names at most this many tightened paths (a huge old home must not flood it).
 LOGGED_PATHS_MAX = 20
+
+
+def library_cache(settings: Settings) -> Path:
+    return settings.home / "cache" / "libraries"
+
+
+def confine_caches(settings: Settings) -> None:
+    """Before any library is imported: XDG_CACHE_HOME under the home, private. Services and
+    their children read it; a user's own XDG_CACHE_HOME is not ours to write into either."""
+    cache = library_cache(settings)
+    cache.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    os.environ["XDG_CACHE_HOME"] = str(cache)
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -1,13 +1,39 @@
 """A log file that is private (0600) and rotated past a size cap, with the standard library
-only: hooks (a fresh interpreter per event, no structlog) can append to one cheaply too."""
+only: hooks (a fresh interpreter per event, no structlog) can append to one cheaply too.
+
+It never follows a symbolic link (O_NOFOLLOW): a link planted where the log goes would make
+the owner append to a file of the planter's choice. A planted link is removed (it lives in
+the owner's own logs directory) and a fresh private file takes its place; anything else that
+is not the user's own regular file is refused."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 from pathlib import Path
 
 from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
+
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_private_append(path: Path) -> int:
+    """A descriptor appending to `path`, the user's own regular file (created 0600): a symbolic
+    link there is replaced by a fresh file, never followed; another user's file is refused."""
+    try:
+        fd = os.open(path, _APPEND, 0o600)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            raise
+        os.unlink(path)  # the link itself, in our own logs directory; its target is untouched
+        fd = os.open(path, _APPEND | os.O_EXCL, 0o600)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        os.close(fd)
+        raise PermissionError(errno.EPERM, "not the user's own regular file; refusing to log into it", str(path))
+    return fd
 
 
 class RotatingFile:
@@ -26,7 +52,7 @@ class RotatingFile:
         self._open()
 
     def _open(self) -> None:
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd = open_private_append(self.path)
         self._size = os.fstat(self._fd).st_size
 
     def _rotated_elsewhere(self) -> bool:

@@ -14,10 +14,11 @@ from typing import TextIO
 
 import structlog
 
+from mnemo.config import LOG_LEVELS
 from mnemo.logfile import RotatingFile
 from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
 
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+_LEVELS = {name: logging.getLevelNamesMapping()[name.upper()] for name in LOG_LEVELS}
 
 
 def configure_logging(level: str = "info", file: str | Path | None = None, service: str = "",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemo.config import Settings, local_services
+from mnemo.logfile import open_private_append
 from mnemo.logs import get_logger
 from mnemo.pids import pid_alive as pid_alive  # re-exported: defined where hooks can afford it
 
@@ -166,7 +167,7 @@ def _open_output(settings: Settings, name: str) -> int:
     with contextlib.suppress(FileNotFoundError):
         if path.stat().st_size > settings.log_max_bytes:
             os.replace(path, path.with_name(path.name + ".1"))
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return open_private_append(path)  # a link planted there is replaced, never followed
 
 
 def wait_or_kill(proc: subprocess.Popen) -> None:

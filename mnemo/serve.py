@@ -14,7 +14,7 @@ SERVICE_MODULES = {"store": "store_svc.main", "vector": "vector_svc.main", "sear
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
     from mnemo.grpc_server import check_bind_policy, serve_forever
-    from mnemo.home import tighten
+    from mnemo.home import confine_caches, tighten
 
     listen = settings.listen_address(args.service)
     check_bind_policy(listen, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token,
@@ -23,6 +23,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     configure_logging(settings.log_level, settings.log_file or None, service=f"{args.service}_svc",
                       max_bytes=settings.log_max_bytes, backups=settings.log_backups)
     tighten(settings)  # an existing home made private before the service opens its files
+    confine_caches(settings)  # before the service imports onnxruntime, Chroma and the like
     module = importlib.import_module(SERVICE_MODULES[args.service])
     handle, on_stop = module.start(settings, listen)
     serve_forever(handle, on_stop)

@@ -229,6 +229,7 @@ class MiniLMInt8Embedder(_MiniLMBase):
     def _load_model(self) -> Any:
         import onnxruntime as ort
 
+        ort.disable_telemetry_events()  # its device id and queue go under the home (mnemo.home.confine_caches)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1

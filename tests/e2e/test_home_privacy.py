@@ -293,3 +293,37 @@ def test_another_user_cannot_read_the_database(open_home):
     finally:
         readable.unlink()
     assert denied.returncode == 1 and "READ" in denied.stdout
+
+
+# -- nothing outside the home ------------------------------------------------------------
+def files_under(root: Path) -> list[str]:
+    return sorted(str(Path(parent, name).relative_to(root)) for parent, _, names in os.walk(root) for name in names)
+
+
+def test_a_whole_session_writes_no_file_outside_the_home(settings, tmp_path):
+    """HOME is a fresh directory and MNEMO_HOME another: after the stack, the gateway, every
+    hook and the int8 embedder (onnxruntime, which writes under ~/.cache on import) have run,
+    HOME holds nothing. The real embedder on purpose: the hash one loads no library."""
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    env = {"HOME": str(user_home), "MNEMO_EMBEDDER": "minilm-int8"}
+    try:
+        up = mnemo(settings, "up", env=env)
+        assert up.returncode == 0, up.stdout + up.stderr
+
+        async def session() -> None:
+            async with mcp_session(gateway_env(settings, **env)) as client:
+                saved = await client.call_tool("save_memory", {"text": "The deploy script lives in ops/deploy.sh"})
+                assert not saved.is_error, result_text(saved)
+                found = await client.call_tool("mem_search", {"query": "where is the deploy script?"})
+                assert not found.is_error, result_text(found)
+
+        anyio.run(session)
+        for event in HOOK_EVENTS:
+            payload = json.dumps(hook_payload(event, "outside", False))
+            assert mnemo(settings, "hook", event, stdin=payload, env=env).returncode == 0
+        wait_vectors_caught_up(settings)
+        assert any(settings.home.rglob("onnxruntime*")), "the int8 embedder never loaded: the test proves nothing"
+    finally:
+        mnemo(settings, "down", env=env)
+    assert files_under(user_home) == []
