@@ -417,6 +417,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 
+BUSY_TIMEOUT_MS = 5000
+
+
 def connect(path: Path | str, *, readonly: bool = False) -> SqliteConnection:
     """A connection with the store's pragmas; autocommit mode (transactions are explicit)."""
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0,
@@ -424,7 +427,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> SqliteConnection:
     conn.row_factory = sqlite3.Row
     # The term_stats triggers (migration 9) split a record into words with it.
     conn.create_function("mnemo_terms", 1, terms.terms_json, deterministic=True)
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA temp_store = MEMORY")
@@ -444,17 +447,42 @@ def current_version(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
 
 
+# How long a store waits for another one's migration of the same file (an upgrade of a large
+# store can take minutes); the usual busy timeout is restored afterwards.
+MIGRATION_WAIT_MS = 10 * 60 * 1000
+
+
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every missing migration, each in its own transaction. Returns the schema version."""
+    """Apply every missing migration, each in its own transaction. Returns the schema version.
+
+    Stores that start together on one file (replicas) migrate it one at a time: each migration
+    takes the write lock (BEGIN IMMEDIATE) and first records its version, so a store that read
+    an older version before another applied this migration meets the version's primary key,
+    rolls back before any DDL runs, and reads the version again."""
+    conn.execute(f"PRAGMA busy_timeout = {MIGRATION_WAIT_MS}")
+    try:
+        return _migrate(conn)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _migrate(conn: sqlite3.Connection) -> int:
     version = current_version(conn)
     for number, name, sql in MIGRATIONS:
         if number <= version:
             continue
         stamp = iso_from_ms(now_ms()).replace("'", "")
-        script = (f"BEGIN IMMEDIATE;\n{sql}\nINSERT INTO schema_version(version, name, applied_at) "
-                  f"VALUES ({number}, '{name}', '{stamp}');\nCOMMIT;")
+        script = (f"BEGIN IMMEDIATE;\nINSERT INTO schema_version(version, name, applied_at) "
+                  f"VALUES ({number}, '{name}', '{stamp}');\n{sql}\nCOMMIT;")
         try:
             conn.executescript(script)
+        except sqlite3.IntegrityError as err:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if "schema_version" not in str(err):
+                raise
+            version = current_version(conn)  # another store applied it meanwhile
+            continue
         except sqlite3.Error:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
