@@ -36,6 +36,7 @@ from capture.observer import observe  # noqa: E402
 from capture.observer_shell import shell_verdict  # noqa: E402
 from tests.fixtures.observer.deliveries import (  # noqa: E402
     DELIVERIES,
+    RUN_SETS,
     all_runs,
     load_sessions,
     tool_event,
@@ -52,9 +53,9 @@ def stated_outcome(event: ToolEvent) -> str:
     return stated.group(1) if stated else "unknown"
 
 
-def score_delivery(delivery: str, persist_dir: Path) -> Counter[str]:
+def score_delivery(delivery: str, persist_dir: Path, run_set: str) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for n, run in enumerate(all_runs()):
+    for n, run in enumerate(all_runs(run_set)):
         stated = stated_outcome(tool_event(run, delivery, persist_dir, n))
         counts["runs"] += 1
         counts["right"] += stated == run["truth"]
@@ -141,20 +142,31 @@ def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
 
 def main() -> int:
     load = os.getloadavg()
-    failed_ok = True
+    met = True
     with tempfile.TemporaryDirectory() as tmp:
-        persist = Path(tmp)
-        runs = list(all_runs())
+        for run_set in RUN_SETS:
+            met &= report(run_set, Path(tmp))
+    print(f"load average {tuple(round(x, 2) for x in load)}")
+    print(f"targets (accuracy >= {TARGET_ACCURACY} per delivery, no false claim, no false fix): "
+          f"{'met' if met else 'NOT met'}")
+    return 0 if met else 1
+
+
+def report(run_set: str, persist: Path) -> bool:
+    """Print one run set's tables; whether it meets the targets."""
+    failed_ok = True
+    if True:
+        runs = list(all_runs(run_set))
         truth = Counter(r["truth"] for r in runs)
-        print(f"real runs: {len(runs)} ({truth['failed']} failed, {truth['succeeded']} succeeded, "
+        print(f"\n{run_set}: real runs: {len(runs)} ({truth['failed']} failed, {truth['succeeded']} succeeded, "
               f"{sum(r['piped'] for r in runs)} piped)")
         print(f"{'delivery':<16}{'accuracy':>9}{'false success':>15}{'false failure':>15}{'unknown':>9}")
         for delivery in DELIVERIES:
-            c = score_delivery(delivery, persist)
+            c = score_delivery(delivery, persist, run_set)
             accuracy = c["right"] / c["runs"]
             print(f"{delivery:<16}{accuracy:>9.3f}{c['false success']:>15}{c['false failure']:>15}{c['unknown']:>9}")
             failed_ok &= accuracy >= TARGET_ACCURACY and not c["false success"] and not c["false failure"]
-        sessions = load_sessions()
+        sessions = load_sessions(run_set)
         true = {s["name"]: true_fixes(s["steps"]) for s in sessions}
         print(f"\nsessions: {len(sessions)}, true fixes: {sum(len(t) for t in true.values())}")
         print(f"{'rule':<10}{'Fixed claims':>13}{'false':>7}{'missed':>8}")
@@ -167,10 +179,7 @@ def main() -> int:
         wrong_pass = sum(false_tests_pass(s, persist) for s in sessions)
         print(f"summaries saying 'Tests pass' for a command whose last run failed: {wrong_pass}")
         failed_ok &= wrong_pass == 0
-    print(f"load average {tuple(round(x, 2) for x in load)}")
-    print(f"targets (accuracy >= {TARGET_ACCURACY} per delivery, no false claim, no false fix): "
-          f"{'met' if failed_ok else 'NOT met'}")
-    return 0 if failed_ok else 1
+    return failed_ok
 
 
 if __name__ == "__main__":

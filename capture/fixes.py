@@ -12,10 +12,10 @@ benchmark), so bench/observer.py scores exactly what the hooks do.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
+from capture.commands import directory_and_command
 from capture.drafts import EDIT_TOOLS
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from capture.outcome import Verdict
 
 CHANGES = "changes"
-_LEADING_CD = re.compile(r"""^cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*""")
 # What follows the command itself: a pipe into a filter, stderr merged, output redirected.
 _PIPE_OR_REDIRECT = re.compile(r"\s+(?:\|(?!\|)|2>&1|[12]?>>?)\s*.*$", re.DOTALL)
 # Shell commands that change what a later run sees.
@@ -95,16 +94,6 @@ def failure_keys(event: ToolEvent) -> list[str]:
         return [f"cmd:{directory}\0{head}"] if head else []
     path = inputs.get("file_path") or inputs.get("notebook_path")
     return [f"file:{path}"] if isinstance(path, str) and path else []
-
-
-def directory_and_command(cwd: str, command: str) -> tuple[str, str]:
-    """The directory a command runs in (`cd DIR &&` applied to cwd) and the rest of it."""
-    command = command.strip()
-    cd = _LEADING_CD.match(command)
-    if not cd:
-        return cwd, command
-    target = cd.group(1).strip("\"'")
-    return posixpath.normpath(posixpath.join(cwd or "/", target)), command[cd.end():]
 
 
 def is_change(event: ToolEvent) -> bool:

@@ -12,32 +12,11 @@ import json
 import re
 from typing import Any
 
+from capture.commands import PROGRAM_PATH, VCS_COMMANDS, command_kind, test_runner, without_leading_cd
 from capture.drafts import FACT_MAX, SNIPPET_MAX, Draft, ToolEvent, cap, concepts_for, first_line, paths_in
 from capture.outcome import FAILED, SUCCEEDED, UNKNOWN, Verdict, judge, strip_ansi
 from capture.persisted import PERSISTED_PATH, PERSISTED_TAIL
 
-# Test runners and build tools, recognised by the program a command runs (after `cd DIR &&`,
-# `VAR=value`, `npx`, `uv run`, a path), never by a word anywhere in it: `pip install pytest`
-# is an install, `python -m json.tool` no test.
-_TEST_COMMANDS = re.compile(
-    r"^(pytest|py\.test|python[\d.]*\s+-m\s+(?:pytest|unittest)|tox|nox|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|"
-    r"jest|vitest|mocha|node\s+(?:\S+\s+)*--test|go\s+test|cargo\s+(?:test|nextest)|mvn\s+(?:-\S+\s+)*test|"
-    r"(?:\./)?gradlew?\s+test|rspec|phpunit|dotnet\s+test|ctest|make\s+(?:test|check))\b"
-)
-_BUILD_COMMANDS = re.compile(
-    r"^(make|cmake|cargo\s+(?:build|check|clippy)|go\s+(?:build|vet)|(?:npm|yarn|pnpm)\s+run\s+build|tsc|mvn|"
-    r"(?:\./)?gradlew?|docker\s+build|gcc|g\+\+|clang|javac|python[\d.]*\s+-m\s+pip\s+install|pip3?\s+install|"
-    r"(?:npm|yarn|pnpm)\s+(?:install|ci|add)|uv\s+(?:sync|pip)|poetry\s+install|dotnet\s+build|eslint|ruff|mypy)\b"
-)
-_VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
-_INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df)\b")
-_QUOTED_PROGRAM = re.compile(r"""^(["'])(?:[^"']*/)?([^"'/]+)\1""")
-_PROGRAM_PREFIX = re.compile(r"^(?:\w+=\S*\s+|(?:sudo|time|env|npx|bunx|pnpm\s+exec|uv\s+run|poetry\s+run)\s+)+")
-# Titles and summaries show a command without the directory it ran in (`cd /home/dev/app && `)
-# and name a program run by its path by its file name (`/home/dev/app/.venv/bin/python`), so no
-# path pushes what failed past the width they are shown in.
-_LEADING_CD = re.compile(r"""^cd\s+(?:"[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*""")
-_PROGRAM_PATH = re.compile(r"^[^\s\"']*/(?=[^/\s]+(?:\s|$))")
 _VCS_CHANGES = ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick")
 _VCS_READS = ("status", "log", "diff", "show", "blame", "branch")
 
@@ -67,16 +46,11 @@ def bash_draft(event: ToolEvent) -> Draft:
     )
 
 
-def without_leading_cd(command: str) -> str:
-    """The command without a leading `cd DIR &&` (hosts prefix commands with the directory)."""
-    return _LEADING_CD.sub("", command.strip(), count=1)
-
-
 def command_label(command: str, limit: int = 100) -> str:
     """The command's first line as titles and summaries show it: without a leading `cd DIR &&`,
     and a program run by its path named by its file name (facts and narratives keep it whole)."""
     shown = _OUTPUT_FILTER.sub("", without_leading_cd(command))
-    return first_line(_PROGRAM_PATH.sub("", shown, count=1), limit)
+    return first_line(PROGRAM_PATH.sub("", shown, count=1), limit)
 
 
 # What only trims a command's output for the reader (`2>&1 | tail -5`): not shown in titles.
@@ -86,7 +60,7 @@ _OUTPUT_FILTER = re.compile(r"(?:\s+2>&1)?\s*\|\s*(?:tail|head|tee|cat|less|more
 def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[str, str, list[str]]:
     """(type, title, concepts) of a run: failures are bugfix candidates; nothing is called
     passed unless the verdict says it succeeded."""
-    vcs = _VCS_COMMANDS.match(command)
+    vcs = VCS_COMMANDS.match(command)
     if verdict.failed:
         label = "Tests failed" if kind == "test" else "Command failed"
         detail = ", ".join(_short_name(n) for n in verdict.failing[:3]) or verdict.error_line
@@ -143,40 +117,6 @@ def shell_verdict(event: ToolEvent) -> Verdict:
         host_says = UNKNOWN
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
     return judge(text, host_says, exit_code, interrupted, str(inputs.get("command", "")))
-
-
-def command_kind(command: str) -> str:
-    """test | build | vcs | inspect | other, by the program the command runs (each step of
-    an `&&` chain; the first of a pipe)."""
-    programs = _programs(command)
-    if any(_TEST_COMMANDS.match(p) for p in programs):
-        return "test"
-    if programs and _VCS_COMMANDS.match(programs[0]):
-        return "vcs"
-    if any(_BUILD_COMMANDS.match(p) for p in programs):
-        return "build"
-    if programs and _INSPECT_COMMANDS.match(programs[0]):
-        return "inspect"
-    return "other"
-
-
-def test_runner(command: str) -> str:
-    """The test runner a command invokes, whitespace-normalised ("" for none)."""
-    match = next((m for m in map(_TEST_COMMANDS.match, _programs(command)) if m), None)
-    return " ".join(match.group(1).split()) if match else ""
-
-
-def _programs(command: str) -> list[str]:
-    """Each step of the command as `program args`, its program named by file name and without
-    the wrappers that only run it (`VAR=1`, `npx`, `uv run`)."""
-    steps = re.split(r"\s*(?:&&|;|\|\|)\s*", without_leading_cd(command))
-    programs = []
-    for step in steps:
-        step = _PROGRAM_PREFIX.sub("", re.split(r"(?<!\|)\|(?!\|)", step, maxsplit=1)[0].strip())
-        if step and not step.startswith("cd "):
-            step = _QUOTED_PROGRAM.sub(r"\2", step, count=1)
-            programs.append(_PROGRAM_PATH.sub("", step, count=1))
-    return programs
 
 
 def _shell_parts(response: Any) -> tuple[str, int | None, bool]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from capture.commands import READER_ERROR, command_kind, exit_hidden, programs, reads_a_file
 from capture.readers import FAILED, MAX_NAMES, SUCCEEDED, UNKNOWN, Signal, first_error_line, read_output
 
 __all__ = ["FAILED", "MAX_NAMES", "SUCCEEDED", "UNKNOWN", "Signal", "Verdict", "first_error_line", "judge",
@@ -65,13 +66,9 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
     elif zero and not exit_hidden(command):
         outcome = SUCCEEDED
     elif reads_a_file(command):
-        outcome = FAILED if _READER_ERROR.search(text) else SUCCEEDED if zero else UNKNOWN
-    elif signal is not None:
-        outcome = signal.outcome
-    elif _looks_broken(text) or (zero and _complains(text)):
-        outcome = FAILED
+        outcome = FAILED if READER_ERROR.search(text) else SUCCEEDED if zero else UNKNOWN
     else:
-        outcome = SUCCEEDED if zero else UNKNOWN
+        outcome = _from_output(text, signal, zero, command)
     failed = outcome == FAILED
     return Verdict(
         outcome=outcome,
@@ -84,39 +81,27 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
     )
 
 
+def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> str:
+    """The outcome when the exit status does not speak for the command (hidden behind a pipe,
+    or not reported): evidence of failure first; success only from the summary of the tool
+    that fed the pipe, or for a command that only shows things; else unknown."""
+    if (signal and signal.outcome == FAILED) or _looks_broken(text) or (zero and _complains(text)):
+        return FAILED
+    steps = programs(command)
+    producer = command_kind(steps[-1]) if steps else "other"
+    if signal and signal.outcome == SUCCEEDED and producer in ("test", "build", "vcs"):
+        return SUCCEEDED
+    if zero and (producer in ("inspect", "vcs") or not steps):
+        return SUCCEEDED  # `ls | head`, `git status | head`: nothing of theirs fails in silence
+    return UNKNOWN
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
 def strip_ansi(text: str) -> str:
     """Text without terminal colour and cursor codes (`tsc --pretty`, vitest)."""
     return _ANSI.sub("", text) if "\x1b" in text else text
-
-
-# --------------------------------------------------------------------------------------
-# what a command's exit status can vouch for
-
-
-def exit_hidden(command: str) -> bool:
-    """True when the shell's status is not the command's own: a pipe, `;`, `||`, `&` or a
-    second line (quoted text aside)."""
-    bare = _QUOTED.sub("''", command.strip())
-    return bool(re.search(r"(?<![|>&])\|(?!\|)|\|\||;|\n|(?<![&>\d])&(?![&>])", bare))
-
-
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
-# Programs whose output is a file's or a record's text: what it says is data, not their status.
-_READERS = re.compile(r"^(?:cat|tac|head|tail|less|more|bat|grep|egrep|rg|zcat|jq|sed\s+-n|awk|"
-                      r"git\s+(?:log|show|diff|blame)|journalctl|docker\s+logs|kubectl\s+logs)\b")
-_READER_ERROR = re.compile(r"^(?:cat|tac|head|tail|grep|rg|sed|awk|jq): .*(?:No such file or directory|"
-                           r"Permission denied|Is a directory)", re.MULTILINE)
-
-
-def reads_a_file(command: str) -> bool:
-    """The command's first program prints a file (or a log) rather than running anything."""
-    from capture.fixes import directory_and_command
-
-    _, rest = directory_and_command("", command)
-    return bool(_READERS.match(rest))
 
 
 # --------------------------------------------------------------------------------------
@@ -128,7 +113,9 @@ _BROKEN = re.compile(
     r"^npm (?:ERR!|error) |^ERROR: |^error(?:\[\w+\])?: |^[\w./-]+: (?:.+: )?No such file or directory$|"
     r"^\s*\w*(?:Error|Exception) \[\w+\]: |^Exception in thread |thread '.+' panicked at |"
     r"^note: (?:run with `RUST_BACKTRACE=|Some details are omitted, run with `RUST_BACKTRACE)|"
-    r"^Node\.js v\d+\.\d+\.\d+$|^Segmentation fault|^Aborted \(core dumped\)",
+    r"^Node\.js v\d+\.\d+\.\d+$|^Segmentation fault|^Aborted \(core dumped\)|^curl: \(\d+\) |"
+    r"^(?:Error: )?unknown (?:shorthand )?(?:flag|command)\b|^\w+: (?:unrecognized|invalid) option|"
+    r"^\w+: error: unrecognized arguments",
     re.MULTILINE,
 )
 _COMPLAINT = re.compile(r"\b(?:not found|missing|failed|failure|errors?|cannot|can't|could not|couldn't|unable to|"

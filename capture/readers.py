@@ -407,7 +407,11 @@ _GIT_REFUSALS = (
     ("commit", re.compile(r"^(?:nothing to commit|no changes added to commit)\b.*$", re.MULTILINE)),
     ("pull", re.compile(r"^There is no tracking information for the current branch\.$", re.MULTILINE)),
     ("stash", re.compile(r"^No stash entries found\.$", re.MULTILINE)),
+    ("push", re.compile(r"^hint: .*(?:Updates were rejected|integrate the remote changes|before pushing again).*$",
+                        re.MULTILINE)),
 )
+# Runners that print their own summary: TAP lines in their output come from a test they ran.
+_OWN_SUMMARY = re.compile(r"\b(?:jest|vitest|mocha)\b")
 
 
 def read_output(text: str, command: str = "") -> Signal | None:
@@ -418,6 +422,8 @@ def read_output(text: str, command: str = "") -> Signal | None:
         if found:
             return Signal(FAILED, "git", found.group(0).strip())
     for reader in _READERS:
+        if reader is _node_test and _OWN_SUMMARY.search(command):
+            continue
         signal = reader(text)
         if signal is not None:
             return signal

@@ -129,7 +129,9 @@ def test_passing_test_run_and_other_commands():
 )
 def test_shell_verdict_reads_every_host_shape(response, event, outcome, counts):
     # A pipe: the host's exit status is tail's, so the output has the last word.
-    verdict = shell_verdict(ToolEvent("Bash", {"command": "x 2>&1 | tail -20"}, response, CWD, event))
+    # A failure behind a pipe: the host's exit status is tail's, so the output has the last word.
+    command = "make test 2>&1 | tail -20" if (event, outcome) == ("PostToolUse", "failed") else "make test"
+    verdict = shell_verdict(ToolEvent("Bash", {"command": command}, response, CWD, event))
     assert verdict.outcome == outcome
     assert verdict.counts == counts
 
@@ -203,7 +205,7 @@ def test_non_dict_input_and_empty_values_do_not_crash():
 @pytest.mark.parametrize(("command", "title"), [
     ("/home/dev/acme-shop/.venv/bin/python -m pytest -q", "Tests passed: python -m pytest -q"),
     ("./gradlew test", "Tests passed: gradlew test"),
-    ("  /usr/bin/make check\nmore", "Tests passed: make check"),
+    ("  /usr/bin/make check\nmore", "Ran tests: make check"),  # the status is `more`'s
     ('"/opt/my tools/pytest" -q', 'Tests passed: "/opt/my tools/pytest" -q'),
     ("cd /srv/app && /srv/app/.venv/bin/pytest -q", "Tests passed: pytest -q"),
     ("cd '/srv/my app' && make test", "Tests passed: make test"),
