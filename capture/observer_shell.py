@@ -63,7 +63,9 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
     vcs = VCS_COMMANDS.match(command)
     if verdict.failed:
         label = "Tests failed" if kind == "test" else "Command failed"
-        detail = ", ".join(_short_name(n) for n in verdict.failing[:3]) or verdict.error_line
+        names = ", ".join(_short_name(n) for n in verdict.failing[:3])
+        # A test run: its failing tests, else its counts; anything else: why it failed.
+        detail = (names or verdict.counts or verdict.error_line) if kind == "test" else (verdict.error_line or names)
         return "bugfix", f"{label}: {short}" + (f": {detail}" if detail else ""), ["problem-solution", "gotcha"]
     if kind == "test":
         if verdict.succeeded:

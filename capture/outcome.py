@@ -143,7 +143,7 @@ def _complains(text: str) -> bool:
 
 _PYTHON_LAST = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.MULTILINE)
 _JAVA = re.compile(r"^Exception in thread \"[^\"]+\" (\S+?(?:Exception|Error)\b.*)$", re.MULTILINE)
-_PANIC = re.compile(r"^thread '[^']+' panicked at [^\n]*\n(.+)$", re.MULTILINE)
+_PANIC = re.compile(r"^thread '[^']+'(?: \(\d+\))? panicked at [^\n]*\n(.+)$", re.MULTILINE)
 _NODE_THROW = re.compile(r"^(\w*(?:Error|Exception)\b(?: \[\w+\])?: .+)$", re.MULTILINE)
 
 
@@ -164,13 +164,18 @@ def why_it_failed(text: str, signal: Signal | None) -> str:
     error = first_error_line(text) or next((_short(m.group(1)) for m in _NODE_THROW.finditer(text)), "")
     if error:
         return error
+    if signal is not None and signal.outcome == FAILED and signal.counts:
+        return _short(signal.counts)
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return _short(lines[-1]) if lines else ""
+    # A short output's last line is its message (`sys.exit("...")`, a script's complaint); the
+    # last line of a long one, or of the head the host kept, is anything.
+    return _short(lines[-1]) if 0 < len(lines) <= 5 else ""
 
 
-# Tools whose summary line is the reason itself ("Found 3 errors.", "nothing to commit").
-_SUMMARY_SAYS_WHY = frozenset({"ruff", "mypy", "eslint", "tsc", "git", "pip", "npm", "node", "python", "java",
-                               "cargo", "make", "docker build", "rust"})
+# Tools whose summary line is the reason itself ("Found 3 errors.", "nothing to commit"); a
+# compiler's or type checker's first error line says more than its count.
+_SUMMARY_SAYS_WHY = frozenset({"ruff", "eslint", "git", "pip", "npm", "node", "python", "java", "docker build",
+                               "rust"})
 
 
 def _short(line: str) -> str:

@@ -34,7 +34,8 @@ _ERROR_LINE = re.compile(
     r".*:\d+(?::\d+)?:? error:.*|npm (?:ERR!|error) .+|ERROR: .+|fatal: .+|panic: .+|CONFLICT .+|"
     r"\s*! \[rejected\].*|make: \*\*\* .+|.*command not found.*|.*No such file or directory.*|"
     r"\[ERROR\] (?!Tests run:|Failures:|Errors:|-> \[Help).+|.*AssertionError.*|.*assert .+|FAIL: .+|"
-    r"\s*●.+|.*Expected.+(?:Received|to equal).*)$",
+    r"\s*●.+|.*Expected.+(?:Received|to equal).*|.*undefined reference to .+|"
+    r"(?:Error: )?unknown (?:shorthand )?flag.+)$",
     re.MULTILINE,
 )
 _NOISE = re.compile(r"^\s*(?:npm (?:ERR!|error) (?:code|errno|A complete log|$)|ERROR: \s*$)")
@@ -204,7 +205,7 @@ def _cargo(text: str) -> Signal | None:
                                                                   listed[:MAX_NAMES])
     if re.search(r"^error: could not compile `", text, re.MULTILINE):
         return Signal(FAILED, "cargo", "compile error")
-    if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text):
+    if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text) and not _PANIC.search(text):
         return Signal(SUCCEEDED, "cargo", "build finished")
     return None
 
@@ -334,7 +335,8 @@ def _make(text: str) -> Signal | None:
 def _git(text: str) -> Signal | None:
     conflicts = _names(re.compile(r"^CONFLICT \([\w/ -]+\): (?:Merge conflict in )?(.+)$", re.MULTILINE), text)
     if conflicts or re.search(r"^Automatic merge failed|^error: could not apply", text, re.MULTILINE):
-        return Signal(FAILED, "git", "merge conflict", conflicts)
+        return Signal(FAILED, "git", "merge conflict" + (f" in {', '.join(conflicts[:3])}" if conflicts else ""),
+                      conflicts)
     if re.search(r"^\s*! \[(?:rejected|remote rejected)\]|^error: failed to push some refs", text, re.MULTILINE):
         return Signal(FAILED, "git", "push rejected")
     if re.search(r"^(?:fatal|error): ", text, re.MULTILINE):
