@@ -61,11 +61,16 @@ class Tally:
 
     acked: list[str] = field(default_factory=list)
     given_up: int = 0
+    internal: int = 0  # answers INTERNAL: never acceptable, whatever the faults
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ack(self, marker: str) -> None:
         with self.lock:
             self.acked.append(marker)
+
+    def saw_internal(self) -> None:
+        with self.lock:
+            self.internal += 1
 
 
 def retry(write: Callable[[], bool], marker: str, tally: Tally) -> None:
@@ -74,7 +79,10 @@ def retry(write: Callable[[], bool], marker: str, tally: Tally) -> None:
             if write():
                 tally.ack(marker)
                 return
-        except (MnemoError, OSError, subprocess.SubprocessError):
+        except MnemoError as err:
+            if err.code == "INTERNAL":
+                tally.saw_internal()
+        except (OSError, subprocess.SubprocessError):
             pass
         time.sleep(RETRY_PAUSE_S)
     with tally.lock:
@@ -119,6 +127,8 @@ def mcp_writer(env: dict[str, str], name: str, stop: threading.Event, tally: Tal
                         if not result.is_error:
                             tally.ack(marker)
                             break
+                        if "".join(getattr(b, "text", "") for b in result.content).startswith("INTERNAL"):
+                            tally.saw_internal()
                         await anyio.sleep(RETRY_PAUSE_S)
                     else:
                         with tally.lock:
@@ -186,6 +196,22 @@ def stored_counts(db: Path) -> dict[str, collections.Counter]:
             marker = tool_input[tool_input.index("flthook"):].split('"')[0].split()[0]
             counts["hook"][marker] += 1
         return counts
+    finally:
+        conn.close()
+
+
+def crashes_logged(settings: Settings) -> int:
+    """Calls answered INTERNAL by any service or tool, as their logs record them (rpc_crashed, tool_crashed)."""
+    return sum(path.read_text(errors="replace").count(marker) for path in settings.logs_dir.glob("*.log*")
+               for marker in ('"rpc_crashed"', '"tool_crashed"'))
+
+
+def other_projects(db: Path) -> int:
+    """Records stored under a project no writer named: every writer writes to `faults`."""
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return sum(conn.execute(f"SELECT count(*) FROM {table} WHERE project != 'faults'").fetchone()[0]
+                   for table in ("observations", "sdk_sessions", "tool_uses"))
     finally:
         conn.close()
 
@@ -314,14 +340,15 @@ def run_phase(settings: Settings, env: dict[str, str], seconds: float, writers: 
 
 def report(phases: dict[str, tuple[dict[str, Tally], dict[str, list[float]], float]],
            counts: dict[str, collections.Counter], checks: dict[str, object]) -> None:
-    print(f"\n{'phase':<9} {'writer':<6} {'acked':>7} {'gave up':>8} {'writes/s':>9} {'missing':>8} {'dupes':>6}")
+    print(f"\n{'phase':<9} {'writer':<6} {'acked':>7} {'gave up':>8} {'writes/s':>9} {'missing':>8} {'dupes':>6} "
+          f"{'INTERNAL':>8}")
     for phase, (tallies, _recoveries, seconds) in phases.items():
         for kind, tally in tallies.items():
             stored = counts[kind]
             missing = sum(1 for marker in tally.acked if stored[marker] == 0)
             dupes = sum(stored[marker] - 1 for marker in set(tally.acked) if stored[marker] > 1)
             print(f"{phase:<9} {kind:<6} {len(tally.acked):>7} {tally.given_up:>8} "
-                  f"{len(tally.acked) / seconds:>9.1f} {missing:>8} {dupes:>6}")
+                  f"{len(tally.acked) / seconds:>9.1f} {missing:>8} {dupes:>6} {tally.internal:>8}")
     base = sum(len(t.acked) for t in phases["baseline"][0].values()) / phases["baseline"][2]
     faulty = sum(len(t.acked) for t in phases["kills"][0].values()) / phases["kills"][2]
     print(f"\nthroughput under kills / baseline: {faulty / base:.2f}")
@@ -368,7 +395,9 @@ def main() -> int:
         run_down(settings, None)
         counts = stored_counts(settings.database)
         pragma, fts = integrity(settings.database)
-        checks = {"integrity_check": pragma, "fts integrity-check": fts, "vector catch-up after run": catch_up,
+        checks = {"INTERNAL in any log": crashes_logged(settings),
+                  "records of other projects": other_projects(settings.database),
+                  "integrity_check": pragma, "fts integrity-check": fts, "vector catch-up after run": catch_up,
                   "vector self-repairs": vector_repairs(settings), **{f"vector {k}": v for k, v in vectors.items()}}
         report(phases, counts, checks)
         print("\n" + status)

@@ -219,7 +219,9 @@ def _put_corpus(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
     if _scope() is not None:
         identity.require_writable("filter.project", request.filter.project)
         if request.name and not _visible_corpus(store, request.name):
-            raise PermissionDenied("name: taken by a corpus outside the token's scope; choose another name")
+            # Neutral: names no project, and says nothing a failed create would not (corpus
+            # names are shared by every project of a server; per-project names are not done).
+            raise PermissionDenied("name: not available to this token; choose another corpus name")
     return call(request)
 
 
