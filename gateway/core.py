@@ -29,6 +29,7 @@ from gateway.validation import validate_arguments
 from mnemo.config import Settings
 from mnemo.errors import MnemoError
 from mnemo.logs import get_logger
+from mnemo.privacy import strip_private
 from mnemo.v1 import search_pb2
 
 log = get_logger(__name__)
@@ -148,13 +149,25 @@ class Gateway:
             call = ToolCall(self.client, progress, self.settings.heartbeat_interval_s, self.project_root)
             output = await spec.handler(call, arguments)
         except MnemoError as err:
+            err = spec.public_error(err)
             log.info("tool_error", tool=spec.name, code=err.code, error=error_message(err))
-            return error_result(err)
+            return error_result(err, spec)
         except Exception as exc:  # noqa: BLE001 - the one place a crash becomes a result
             return unexpected_result(spec.name, exc)
         log.debug("tool_ok", tool=spec.name, ms=round((time.perf_counter() - started) * 1000, 2))
         structured = output.structured if self.structured and spec.output_schema is not None else None
-        return ToolResult(output.text + ignored_note(ignored), structured)
+        # The last boundary before the model: a reply may quote what the caller typed (a query, a
+        # question, a project), and <private> regions never reach a reply (records are stored
+        # without them; this covers every echo at once, whichever service or tool wrote it).
+        return ToolResult(private_free(output.text) + ignored_note(ignored), structured)
+
+
+def private_free(text: str) -> str:
+    """`text` without <private> regions; as it was (whitespace too) when it holds none."""
+    if "<" not in text:
+        return text
+    stripped = strip_private(text)
+    return text if stripped == text.strip() else stripped
 
 
 def split_unknown(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

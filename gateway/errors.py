@@ -1,7 +1,7 @@
 """The one mapping from errors to MCP results.
 
 A tool call never ends in a traceback on the client: a MnemoError becomes an `isError`
-result reading "<CODE>: <message> <next step>", and anything unexpected becomes
+result reading "<CODE>: <message>. <next step>", and anything unexpected becomes
 "INTERNAL: unexpected failure (ref=xxxx)" with the traceback written only to the log,
 where the ref finds it.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import secrets
 
 from gateway.redact import shorten
-from gateway.spec import ToolResult
-from mnemo.errors import MnemoError
+from gateway.spec import ToolResult, ToolSpec
+from mnemo.errors import DeadlineExceeded, MnemoError, Unavailable, is_refusal
 from mnemo.logs import get_logger
 
 log = get_logger(__name__)
@@ -29,14 +29,32 @@ def error_message(err: MnemoError) -> str:
     return shorten(err.message, MESSAGE_MAX_CHARS)
 
 
-def error_text(err: MnemoError) -> str:
-    """"<CODE>: <message> <next step>" (the next step only when the error has one)."""
-    text = f"{err.code}: {error_message(err)}"
-    return f"{text} {err.next_step}" if err.next_step else text
+# A write whose outcome is unknown: the service may have seen the request and done it after the
+# caller stopped waiting (a timeout, a connection reset mid-call). Reads are safe to retry.
+UNKNOWN_OUTCOME = "The write may have happened: the service may have finished it after the gateway stopped waiting."
+RETRY_READ = "Nothing was changed (a read); retrying is safe, and a narrower request is faster."
 
 
-def error_result(err: MnemoError) -> ToolResult:
-    return ToolResult(error_text(err), is_error=True)
+def error_text(err: MnemoError, spec: ToolSpec | None = None) -> str:
+    """"<CODE>: <message>. <next step>": the message ends its sentence, so the next step reads as
+    one of its own. A timeout (or a reset mid-call) says whether the tool may have changed
+    anything and whether a retry is safe (the tool's `retry_note`), instead of the generic step."""
+    message = error_message(err).rstrip()
+    text = f"{err.code}: {message}" + ("" if message.endswith((".", "!", "?")) else ".")
+    step = err.next_step
+    if spec is not None and _outcome_unknown(err):
+        step = RETRY_READ if spec.read_only else f"{UNKNOWN_OUTCOME} {spec.retry_note}".rstrip()
+    return f"{text} {step}" if step else text
+
+
+def _outcome_unknown(err: MnemoError) -> bool:
+    """The service may have seen the request: a deadline, or UNAVAILABLE other than a refused
+    connection (which the client already retried, since then no service saw it)."""
+    return isinstance(err, DeadlineExceeded) or (isinstance(err, Unavailable) and not is_refusal(err))
+
+
+def error_result(err: MnemoError, spec: ToolSpec | None = None) -> ToolResult:
+    return ToolResult(error_text(err, spec), is_error=True)
 
 
 def unexpected_result(tool: str, exc: BaseException) -> ToolResult:

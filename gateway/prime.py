@@ -38,11 +38,15 @@ class Progress:
         return self.value + (ceiling - self.value) / 2 if ceiling > self.value else self.value
 
     async def report(self, done: float, total: float | None, message: str) -> None:
+        """The job's own progress: `message` is what later heartbeats repeat."""
+        self.message = message
+        await self._emit(done, total, message)
+
+    async def _emit(self, done: float, total: float | None, shown: str) -> None:
         self.total = total if total else self.total
         self.value = self._advance(done)
-        self.message = message
         self.last_sent = time.monotonic()
-        await self._send(self.value, self.total, message)
+        await self._send(self.value, self.total, shown)
 
     async def finish(self, total: float, message: str) -> None:
         if total > self.value:
@@ -54,7 +58,8 @@ class Progress:
             await asyncio.sleep(max(0.01, self.last_sent + interval - time.monotonic()))
             if time.monotonic() - self.last_sent >= interval:
                 elapsed = int(time.monotonic() - started)
-                await self.report(self.value, self.total, f"working ({elapsed} s): {self.message}")
+                # Shown, not kept: the next heartbeat says the job's message again, not this one.
+                await self._emit(self.value, self.total, f"working ({elapsed} s): {self.message}")
 
 
 @dataclass(frozen=True)

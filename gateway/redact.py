@@ -28,7 +28,8 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     """`value` as a short Python literal: privacy-filtered, at most `limit` characters (+ "...")."""
     if isinstance(value, str):
         window = value[: limit * _WINDOW_FACTOR]
-        shown = repr(clean(window))
+        cleaned = clean(window)  # which also trims whitespace: kept only when it removed more than that,
+        shown = repr(window if cleaned == window.strip() else cleaned)  # so "2\n" shows its \n
         cut = len(window) < len(value)
     else:
         shown = clean(_REPR.repr(value))

@@ -12,7 +12,9 @@ it does not serve, "Invalid request parameters" (-32602) for tools/call params o
 shape, the same text for an unknown tool. A frame that is not a plain JSON-RPC message goes
 through the frame guard (gateway/frames.py), as on the SDK path. A request the client cancels
 is not answered (as the MCP spec says); every other request gets exactly one reply. At EOF the
-client is gone: the requests still running are cancelled, each answered with an error.
+client has said all it will: the requests still running finish and are answered before the
+session ends (each within its own deadline, and EOF_GRACE_S at most); a corpus job is cancelled
+at once (its progress has no reader), answered with an error.
 
 Lines are read by one thread and written by another, each handing over through a queue, so a
 client that stops reading never blocks the event loop.
@@ -32,7 +34,9 @@ from gateway.core import Gateway, UnknownTool
 from gateway.fast import Handover
 from gateway.frames import INVALID_PARAMS, METHOD_NOT_FOUND, Verdict, judge, plain_message
 from gateway.lines import MAX_FRAME_BYTES, LineReader, Prefixed, log_verdict, read_line, too_large
+from gateway.prime import PrimeRelay
 from gateway.redact import shorten
+from gateway.tools import QUERY_CORPUS_TIMEOUT_S
 from mnemo.logs import get_logger
 
 log = get_logger(__name__)
@@ -40,7 +44,11 @@ log = get_logger(__name__)
 INVALID_PARAMS_MESSAGE = "Invalid request parameters"
 CLOSED_MESSAGE = "Connection closed: stdin ended before this request finished"
 SERVED = frozenset({"tools/call", "tools/list"})  # besides initialize and ping
+# How long requests running at EOF may take to finish: the longest unary deadline a tool has,
+# and a little more (each call is bounded by its own deadline anyway; this is a backstop).
+EOF_GRACE_S = QUERY_CORPUS_TIMEOUT_S + 5.0
 RequestKey = tuple[type, Any]  # 1 and "1" are different ids
+WRITER_DRAIN_S = 5.0  # a client that stopped reading must not keep the process alive
 
 
 class Session:
@@ -50,6 +58,9 @@ class Session:
         self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.running: dict[RequestKey, asyncio.Task[None]] = {}
         self.cancelled: set[RequestKey] = set()
+        self.jobs: set[RequestKey] = set()  # running corpus jobs: cancelled, not awaited, at EOF
+        self.eof_grace_s = EOF_GRACE_S
+        self.writer: threading.Thread | None = None
 
     async def run(self) -> str:
         """Serve until EOF (or a broken stdout); returns why the session ended."""
@@ -60,8 +71,8 @@ class Session:
         if self.handover.prefix:
             wire_in = Prefixed(self.handover.prefix, wire_in)
         _daemon(_read_lines, wire_in, lambda raw: loop.call_soon_threadsafe(inbox.put_nowait, raw))
-        _daemon(_write_lines, self.handover.wire_out, self.outbox,
-                lambda: loop.call_soon_threadsafe(_settle, ended, "stdout closed"))
+        self.writer = _daemon(_write_lines, self.handover.wire_out, self.outbox,
+                              lambda: loop.call_soon_threadsafe(_settle, ended, "stdout closed"))
         self.gateway.attach(self._list_changed)
         try:
             for raw in self.handover.pending:
@@ -77,6 +88,8 @@ class Session:
             for task in list(self.running.values()):
                 task.cancel()
             self.outbox.put(None)
+            if self.writer is not None:  # the replies just queued reach stdout before the process exits
+                await asyncio.to_thread(self.writer.join, WRITER_DRAIN_S)
 
     async def _read(self, inbox: asyncio.Queue[bytes | None]) -> None:
         while (raw := await inbox.get()) is not None:
@@ -86,13 +99,19 @@ class Session:
                 log.error("frame_failed", exc_info=exc)
 
     async def _stop_running(self) -> None:
-        """At EOF the client is gone: its running requests are cancelled (a corpus job stops
-        with its gRPC call), each answering CLOSED_MESSAGE as it stops."""
+        """At EOF: a corpus job stops with its gRPC call at once; every other running request
+        finishes and is answered (docs/gateway.md), or, past eof_grace_s, is cancelled and
+        answered CLOSED_MESSAGE."""
+        for key in self.jobs & set(self.running):
+            self.running[key].cancel()
         running = list(self.running.values())
-        for task in running:
+        if not running:
+            return
+        _, late = await asyncio.wait(running, timeout=self.eof_grace_s)
+        for task in late:
             task.cancel()
-        if running:
-            await asyncio.wait(running)
+        if late:
+            await asyncio.wait(late)
 
     # -- frames in -----------------------------------------------------------------------
     def _receive(self, raw: bytes) -> None:
@@ -115,6 +134,8 @@ class Session:
         key = _key(request_id)
         task = asyncio.ensure_future(self._answer(request_id, method, params))
         self.running[key] = task
+        if method == "tools/call" and self._is_job(params):
+            self.jobs.add(key)
         task.add_done_callback(lambda done: self._finished(key, request_id, done))
 
     def _refuse(self, verdict: Verdict) -> None:
@@ -132,10 +153,17 @@ class Session:
         # initialized, progress, roots/list_changed and the rest need nothing from this server
 
     # -- requests ------------------------------------------------------------------------
+    def _is_job(self, params: Any) -> bool:
+        """Whether a tools/call runs a corpus job (the prime relay streams progress for minutes)."""
+        name = params.get("name") if isinstance(params, dict) else None
+        spec = getattr(self.gateway, "by_name", {}).get(name) if isinstance(name, str) else None
+        return spec is not None and isinstance(spec.handler, PrimeRelay)
+
     def _finished(self, key: RequestKey, request_id: Any, task: asyncio.Task[None]) -> None:
         """A cancelled request is answered here, not in _answer: a task cancelled before its
         first step never runs its own except clause, and it still owes the client a reply."""
         self.running.pop(key, None)
+        self.jobs.discard(key)
         by_client = key in self.cancelled
         self.cancelled.discard(key)
         # A request the client cancelled gets no reply, as the MCP spec says; any other owes one.
@@ -239,8 +267,10 @@ def _settle(future: asyncio.Future[str], reason: str) -> None:
         future.set_result(reason)
 
 
-def _daemon(target: Callable[..., None], *args: Any) -> None:
-    threading.Thread(target=target, args=args, daemon=True, name=f"mcp-{target.__name__.strip('_')}").start()
+def _daemon(target: Callable[..., None], *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True, name=f"mcp-{target.__name__.strip('_')}")
+    thread.start()
+    return thread
 
 
 def _read_lines(wire: LineReader, deliver: Callable[[bytes | None], Any]) -> None:

@@ -11,12 +11,14 @@ their own handler.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from gateway.client import SearchClient, UnaryRpc
+from mnemo.errors import InvalidArgument, MnemoError
 
 Args = Mapping[str, Any]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -132,7 +134,10 @@ class ToolSpec:
     (None: always); `also_needs`: further capabilities it cannot work without (a tool that
     embeds needs "vector"). `byte_limits`: UTF-8 byte bounds that JSON Schema cannot express.
     `lenient`: unknown arguments are ignored and named in the reply instead of refused (the
-    legacy tools, which older clients call with parameters of their time)."""
+    legacy tools, which older clients call with parameters of their time). `retry_note` (writes):
+    whether a retry is safe when the outcome of a call is unknown (a timeout). `arguments`: the
+    service's field names -> this tool's argument names, so an error names what the caller passed
+    (`date_start` -> `dateRange.start`)."""
 
     name: str
     description: str
@@ -144,6 +149,16 @@ class ToolSpec:
     byte_limits: dict[str, int] = field(default_factory=dict)
     also_needs: tuple[str, ...] = ()
     lenient: bool = False
+    retry_note: str = ""
+    arguments: dict[str, str] = field(default_factory=dict)
+
+    def public_error(self, err: MnemoError) -> MnemoError:
+        """`err` naming this tool's arguments instead of the service's field names."""
+        if not isinstance(err, InvalidArgument) or not self.arguments:
+            return err
+        names = re.compile(r"\b(" + "|".join(map(re.escape, self.arguments)) + r")\b")
+        public = names.sub(lambda m: self.arguments[m.group(1)], err.rule)
+        return InvalidArgument(self.arguments.get(err.field, err.field), public)
 
     @property
     def needs(self) -> frozenset[str]:

@@ -131,10 +131,19 @@ def _id_array(max_items: int, item: Schema, *, min_items: int | None = None) -> 
     return {**schema, "minItems": min_items} if min_items else schema
 
 
-def _corpus_tool(name: str, description: str, handler: Handler, *, also_needs: tuple[str, ...] = ()) -> ToolSpec:
+# The service's request fields under their argument names, for errors (ToolSpec.arguments).
+_DATES = {"date_start": "dateStart", "date_end": "dateEnd"}
+SEARCH_ARGUMENTS = {**_DATES, "order_by": "orderBy", "categories": "type", "obs_types": "obs_type",
+                    "platform_source": "platformSource"}
+_CORPUS_JOB_RETRY = "The job may still run: check list_corpora before starting it again."
+
+
+def _corpus_tool(name: str, description: str, handler: Handler, *, also_needs: tuple[str, ...] = (),
+                 retry_note: str = _CORPUS_JOB_RETRY) -> ToolSpec:
     """A corpus tool whose only argument is the corpus name."""
     return ToolSpec(name=name, description=description, input_schema=obj({"name": corpus_name()}, required=["name"]),
-                    handler=handler, capability="corpus", also_needs=also_needs, read_only=False)
+                    handler=handler, capability="corpus", also_needs=also_needs, read_only=False,
+                    retry_note=retry_note)
 
 
 MEMORY_TOOLS: list[ToolSpec] = [
@@ -208,6 +217,7 @@ MEMORY_TOOLS: list[ToolSpec] = [
         capability="write",
         read_only=False,
         output_schema=SAVE_MEMORY_OUT,
+        retry_note="Retrying is safe: an identical memory is saved once (the reply then gives its id).",
     ),
     ToolSpec(
         name="work_state_write",
@@ -228,6 +238,8 @@ MEMORY_TOOLS: list[ToolSpec] = [
         ),
         capability="work_state",
         read_only=False,
+        retry_note="Read it with work_state_read first, or retry with expected_version: a write that happened "
+                   "then fails with ABORTED instead of being written twice.",
     ),
     ToolSpec(
         name="work_state_read",
@@ -281,6 +293,8 @@ MEMORY_TOOLS: list[ToolSpec] = [
         handler=Unary(lambda stub: stub.BuildCorpus, _build_corpus_request, text_only),
         capability="corpus",
         read_only=False,
+        retry_note="Check list_corpora before retrying: the corpus may exist already.",
+        arguments=_DATES,
     ),
     ToolSpec(
         name="list_corpora",
@@ -310,10 +324,11 @@ MEMORY_TOOLS: list[ToolSpec] = [
         capability="corpus",
         also_needs=("vector",),
         read_only=False,
+        retry_note="The question may have been added to the corpus's session; a retry asks it again.",
     ),
     _corpus_tool("rebuild_corpus", "Re-run a corpus's stored filter; its index becomes stale.",
                  Unary(lambda stub: stub.RebuildCorpus, lambda a: search_pb2.CorpusNameRequest(name=a["name"]),
-                       text_only)),
+                       text_only), retry_note="Retrying is safe: a rebuild re-runs the same stored filter."),
     _corpus_tool("reprime_corpus", "Clear a corpus's session history and prime it again.",
                  PrimeRelay(lambda stub: stub.ReprimeCorpus), also_needs=("vector",)),
 ]
@@ -344,6 +359,7 @@ LEGACY_SEARCH_TOOLS: list[ToolSpec] = [
         read_only=True,
         output_schema=SEARCH_OUT,
         lenient=True,
+        arguments=SEARCH_ARGUMENTS,
     ),
     ToolSpec(
         name="timeline",
@@ -380,6 +396,7 @@ LEGACY_SEARCH_TOOLS: list[ToolSpec] = [
         read_only=True,
         output_schema=OBSERVATIONS_OUT,
         lenient=True,
+        arguments={"order_by": "orderBy"},
     ),
 ]
 

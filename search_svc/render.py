@@ -25,13 +25,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mnemo.inert import inert
 from mnemo.logs import get_logger
+from mnemo.privacy import clean
 from mnemo.v1 import common_pb2, search_pb2
 from mnemo.vocab import EVIDENCE_NOTICE, TOOL_USE_TEXT_CAP
 
 log = get_logger(__name__)
 
 __all__ = ["EVIDENCE_NOTICE", "EMPTY_HINT", "Renderer", "ReplyContext", "block", "cap_text", "corpus_markdown",
-           "display_id", "format_time", "inline", "quoted", "record_ref", "resolve_tz"]
+           "display_id", "format_time", "inline", "quoted", "record_ref", "resolve_tz", "shown"]
 EMPTY_HINT = (
     "Try fewer or other words, widen the filters (project, type, dates), "
     "or send an empty query to list the newest records."
@@ -66,9 +67,20 @@ def block(text: str, max_chars: int | None = None, prefix: str = "> ") -> list[s
     return [(prefix + line.rstrip()).rstrip() for line in cleaned.split("\n")]
 
 
+def shown(value: str, max_chars: int = 40) -> str:
+    """A caller's rejected value quoted in an error: as a Python literal, so what made it wrong
+    stays visible (a newline as \\n, a tab as \\t, a bidi override as \\u202e) instead of being
+    flattened away; privacy-filtered (mnemo.privacy), cut at `max_chars`."""
+    cut = value[:max_chars]
+    cleaned = clean(cut)  # which also trims whitespace: kept only when it removed more than that
+    literal = repr(cut if cleaned == cut.strip() else cleaned)
+    return literal + "..." if len(value) > max_chars else literal
+
+
 def quoted(text: str, max_chars: int = 200) -> str:
-    """A caller's text inside double quotes, on one line."""
-    return '"' + inline(text, max_chars).replace('"', '\\"') + '"'
+    """A caller's text inside double quotes, on one line, without its <private> regions (a query
+    echoed in a reply, as every text of a reply, carries none)."""
+    return '"' + inline(clean(text), max_chars).replace('"', '\\"') + '"'
 
 
 # -- ids and dates -------------------------------------------------------------------------

@@ -41,6 +41,13 @@ def project_root(root: Path) -> Path:
     return resolved
 
 
+class MissingPath(NotFound):
+    """A path the caller named does not exist: there is no record id to search for, so the next
+    step is about the path (NotFound's own says "search first")."""
+
+    next_step = "Check the path (relative to the project root); smart_search finds code by name."
+
+
 def confine(root: Path, value: str, field: str) -> Confined:
     """Resolve a path argument (relative to the root, or absolute inside it)."""
     if not value or "\x00" in value or len(value) > PATH_MAX_CHARS:
@@ -53,7 +60,7 @@ def confine(root: Path, value: str, field: str) -> Confined:
     try:
         real = written.resolve(strict=True)
     except FileNotFoundError as exc:
-        raise NotFound(f"{field}: {_shown(written, root)} does not exist under the project root") from exc
+        raise MissingPath(f"{field}: {_shown(written, root)} does not exist under the project root") from exc
     except OSError as exc:
         raise InvalidArgument(field, f"cannot be resolved: {exc.strerror}") from exc
     if not _inside(real, root):

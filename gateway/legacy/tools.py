@@ -25,6 +25,8 @@ from mnemo.errors import InvalidArgument
 from mnemo.v1 import common_pb2, search_pb2
 
 LIMIT_DEFAULT, LIMIT_MAX = 20, 100
+# SearchRequest's fields under spec 003's argument names, for errors (ToolSpec.arguments).
+ARGUMENTS = {"date_start": "dateRange.start", "date_end": "dateRange.end", "order_by": "orderBy", "obs_types": "type"}
 RECENT_DEFAULT, RECENT_MAX = 3, 10
 RECENT_OBSERVATIONS_PER_SESSION = 5
 INDEX_FIRST = " Use format \"index\" (the default) first; \"full\" only for the items you picked."
@@ -118,7 +120,7 @@ def _tool(name: str, description: str, properties: dict[str, Schema], required: 
           handler: LegacySearch) -> ToolSpec:
     return ToolSpec(name=name, description=description + INDEX_FIRST,
                     input_schema=obj({**properties, **_COMMON}, required=[required]),
-                    handler=handler, capability="search", read_only=True)
+                    handler=handler, capability="search", read_only=True, arguments=ARGUMENTS)
 
 
 LEGACY_TOOLS: list[ToolSpec] = [

@@ -102,8 +102,12 @@ class MemSearchEngine:
         return reply
 
     def _selected_details(self, params: MemSearchParams, state: SearchState) -> search_pb2.MemSearchReply:
-        if not params.max_details_given:  # the search's own maxDetails holds until a call changes it
+        if params.max_details_given:  # replaces the search's own from now on, as on a page (docs/mem_search.md)
+            state.max_details = params.max_details
+        else:  # the search's own maxDetails holds until a call changes it
             check_selection_size(len(params.selected), state.max_details)
+        if params.limit_given:
+            state.limit = params.limit
         shown = set(state.shown)
         unseen = [shown_id for shown_id, _ in params.selected if shown_id not in shown]
         if unseen:

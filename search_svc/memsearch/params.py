@@ -35,7 +35,7 @@ from mnemo.vocab import (
     TOOL_USES_LIMIT_DEFAULT,
     TOOL_USES_LIMIT_MAX,
 )
-from search_svc.render import display_id, inline
+from search_svc.render import display_id, shown
 from search_svc.requests import check_project, optional_bounded
 
 ID_CHARS = re.compile(r"[A-Za-z0-9:_-]+")
@@ -94,7 +94,7 @@ def parse_record_id(raw: str, field: str = "selectedIds") -> tuple[str, common_p
     text = raw.strip(" ")
     body = text[1:] if text.startswith("#") else text
     if not body or len(body) > MEM_SEARCH_ID_MAX_CHARS or not ID_CHARS.fullmatch(body):
-        raise InvalidArgument(field, f"{inline(raw, 40)!r}: ids accept only letters, digits and ':_-' "
+        raise InvalidArgument(field, f"{shown(raw)}: ids accept only letters, digits and ':_-' "
                               "(a leading '#' is allowed)")
     form = ID_FORM.fullmatch(body)
     if not form:
@@ -129,7 +129,7 @@ def validate_mem_search(req: search_pb2.MemSearchRequest) -> MemSearchParams:
     """Every bound of the mem_search schema; the first violation -> InvalidArgument."""
     if req.mode and req.mode not in MEM_SEARCH_MODES:
         raise InvalidArgument("mode", f"must be one of {', '.join(MEM_SEARCH_MODES)}, "
-                              f"got {inline(req.mode, 20)!r}")
+                              f"got {shown(req.mode, 20)}")
     query = _check_query(req.query)
     project = check_project(req.project)
     limit = _bounded(req.limit, "limit", 1, MEM_SEARCH_LIMIT_MAX, MEM_SEARCH_LIMIT_DEFAULT)
@@ -155,9 +155,9 @@ def _tool_use_ids(raw_ids: Iterable[str]) -> tuple[list[int], list[str]]:
     """(numeric row ids, host tool_use_id strings) of get_tool_uses' `ids`."""
     row_ids, host_ids = [], []
     for raw in raw_ids:
-        text = raw.strip()
+        text = raw.strip(" ")  # as parse_record_id: spaces are forgiven, "2\n" or "toolu_2\t" is no id
         if not text or len(text) > TOOL_USE_ID_MAX_CHARS or not ID_CHARS.fullmatch(text):
-            raise InvalidArgument("ids", f"{inline(raw, 40)!r}: ids accept only letters, digits and ':_-' "
+            raise InvalidArgument("ids", f"{shown(raw)}: ids accept only letters, digits and ':_-' "
                                   "(numeric tool-use ids or host tool_use_id strings)")
         if text.isdigit():
             row_ids.append(int(text))

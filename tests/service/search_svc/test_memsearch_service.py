@@ -201,6 +201,17 @@ def test_more_than_max_details_is_refused(ms):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("selectedIds: ")
 
 
+def test_max_details_given_with_selected_ids_carries_over(ms):
+    """Issue 33: maxDetails given on a continuation replaces the search's own from then on,
+    with selectedIds too (docs/mem_search.md), not only on a page."""
+    first = ms.search.MemSearch(search_pb2.MemSearchRequest(query="login redirect", limit=10))
+    shown = [r.display_id for r in first.rows]
+    ms.search.MemSearch(search_pb2.MemSearchRequest(continuation=first.continuation, max_details=5,
+                                                    selected_ids=shown[:5]))
+    later = ms.search.MemSearch(search_pb2.MemSearchRequest(continuation=first.continuation, selected_ids=shown[5:9]))
+    assert len(later.details) == 4 and "(at most 5)" in later.text
+
+
 def test_pages_never_repeat_or_skip_a_result(ms):
     first = ms.search.MemSearch(search_pb2.MemSearchRequest(query="login", limit=7))
     pages = _all_pages(ms.search, first)

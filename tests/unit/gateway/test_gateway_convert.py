@@ -77,10 +77,10 @@ def test_tool_uses_and_save_memory_replies():
 
 def test_error_results_name_code_message_and_next_step():
     assert error_text(InvalidArgument("limit", "21 is greater than the maximum of 20")) == (
-        "INVALID_ARGUMENT: limit: 21 is greater than the maximum of 20 Fix the argument and call again.")
+        "INVALID_ARGUMENT: limit: 21 is greater than the maximum of 20. Fix the argument and call again.")
     result = error_result(NotFound("observation #9 does not exist"))
-    assert result.is_error and result.text.startswith("NOT_FOUND: observation #9 does not exist Check")
-    assert error_text(DeadlineExceeded("deadline")).startswith("DEADLINE_EXCEEDED: deadline The request took")
+    assert result.is_error and result.text.startswith("NOT_FOUND: observation #9 does not exist. Check")
+    assert error_text(DeadlineExceeded("deadline")).startswith("DEADLINE_EXCEEDED: deadline. The request took")
 
 
 def test_unexpected_errors_hide_the_traceback():

@@ -49,3 +49,26 @@ def test_heartbeat_fires_when_the_job_is_silent():
 
     asyncio.run(scenario())
     assert len(sent) >= 3 and all(m.startswith("working") for m in sent)
+
+
+def test_heartbeats_repeat_the_jobs_message_and_never_nest_it():
+    """Issue 33: a heartbeat's text was kept as the job's message, so the next one read
+    "working (20 s): working (10 s): loaded 166 ..."."""
+    sent: list[str] = []
+    enough = asyncio.Event()
+
+    async def send(value, total, message):
+        sent.append(message)
+        if len(sent) >= 4:
+            enough.set()
+
+    async def scenario():
+        progress = Progress(send)
+        await progress.report(1, 10, "loaded 166 records")
+        beat = asyncio.ensure_future(progress.heartbeat(0.001, started=0.0))
+        await enough.wait()
+        beat.cancel()
+
+    asyncio.run(scenario())
+    for message in sent[1:]:
+        assert message.count("working (") == 1 and message.endswith(": loaded 166 records"), sent

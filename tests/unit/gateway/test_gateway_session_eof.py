@@ -1,4 +1,6 @@
-"""At EOF every request still running is answered once, even one whose task never took a step."""
+"""At EOF every request still running is answered once: with its result when it finishes (issue
+33: docs/gateway.md says they finish first), with an error when it outlives the grace, even one
+whose task never took a step."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from gateway.session import CLOSED_MESSAGE, Session
+from gateway.spec import ToolResult
 
 pytestmark = pytest.mark.unit
 
@@ -33,14 +36,43 @@ def _sent(session: Session) -> list[dict]:
     return frames
 
 
-def _session() -> Session:
+class _AnswersWhenReleased:
+    """A gateway whose tool calls finish once the test lets them, after the client closed stdin."""
+
+    def __init__(self):
+        self.release = asyncio.Event()
+
+    async def call_tool(self, name, arguments, progress):
+        await self.release.wait()
+        return ToolResult(f"{name} done")
+
+
+def _session(gateway=None) -> Session:
     handover = SimpleNamespace(answers=None, version="2025-06-18")
-    return Session(_NeverAnswers(), handover)  # type: ignore[arg-type]
+    return Session(gateway or _NeverAnswers(), handover)  # type: ignore[arg-type]
 
 
-def test_requests_read_with_the_eof_in_one_batch_each_get_the_closed_error():
+def test_requests_running_at_eof_finish_and_get_their_results():
+    async def scenario() -> Session:
+        gateway = _AnswersWhenReleased()
+        session = _session(gateway)
+        for n in range(8):
+            session._receive(_call(n))
+        stopping = asyncio.ensure_future(session._stop_running())  # EOF read: the client sent all it will
+        await asyncio.sleep(0)
+        gateway.release.set()
+        await stopping
+        return session
+
+    frames = _sent(asyncio.run(scenario()))
+    assert sorted(frame["id"] for frame in frames) == list(range(8))
+    assert all(frame["result"]["content"][0]["text"] == "search done" for frame in frames), frames
+
+
+def test_requests_read_with_the_eof_in_one_batch_each_get_the_closed_error_past_the_grace():
     async def scenario() -> Session:
         session = _session()
+        session.eof_grace_s = 0.0
         session._receive(_call("started"))
         await asyncio.sleep(0)  # this one reaches its tool call
         for n in range(3):      # these arrive with the EOF: cancelled before their first step
@@ -58,6 +90,7 @@ def test_a_request_the_client_cancels_gets_no_reply_even_before_its_first_step()
         session = _session()
         session._receive(_call(7))
         session._receive(_call(8))
+        session.eof_grace_s = 0.0
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
         session._receive(json.dumps(cancel).encode())
         await session._stop_running()
