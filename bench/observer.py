@@ -126,18 +126,20 @@ class BaselineRule:
 
 
 def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
-    """1 when the summary says "Tests pass: `X`" while the last run of X (same directory) failed."""
+    """How many "Tests pass: `X` [in D]" claims of the session's summary name a command whose
+    last run in that directory really failed."""
+    from capture.observer_shell import command_label
     from capture.summary import summarize
 
     runs = [s for s in session["steps"] if s["kind"] == "run"]
     events = [tool_event(r, "claude", persist_dir, i) for i, r in enumerate(runs)]
-    completed = summarize([], events, []).completed
-    said = re.findall(r"Tests pass: `([^`]+)`", completed)
-    if not said:
-        return 0
-    last = {where_and_what(r): r["truth"] for r in runs}
-    return sum(1 for (_, what), truth in last.items() if truth == "failed" and what.endswith(said[0])
-               and any(said[0] in r["command"] for r in runs))
+    last: dict[tuple[str, str], str] = {}
+    for run in runs:
+        directory, _ = where_and_what(run)
+        where = directory[len(run["cwd"]) + 1:] if directory != run["cwd"] else ""
+        last[(command_label(run["command"], 120), where)] = run["truth"]
+    claims = re.findall(r"Tests pass: `([^`]+)`(?: in (\S+))?", summarize([], events, []).completed)
+    return sum(1 for label, where in claims if last.get((label, where)) == "failed")
 
 
 def main() -> int:
