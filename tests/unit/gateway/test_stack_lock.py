@@ -66,5 +66,5 @@ def test_spawned_services_inherit_the_starters_settings(settings):
 
 def test_registration_text_names_the_command_and_home(settings):
     text = registration_text(settings)
-    assert "claude mcp add mcp-search -e MNEMO_HOME=" in text and text.count(" mcp") >= 1
+    assert "claude mcp add -s user mcp-search -e MNEMO_HOME=" in text and text.count(" mcp") >= 1
     assert '"mcpServers"' in text and str(settings.home) in text
