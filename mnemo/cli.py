@@ -178,10 +178,12 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     _add_setting_flags(wait)
 
     ui = command("ui")
-    ui.add_argument("--port", type=port_number, default=0, help="loopback port (default: any free port)")
+    ui.add_argument("--port", type=port_number, default=None,
+                    help="start a viewer on this loopback port (default: a new link into the viewer "
+                         "running for this home, else a new viewer on any free port)")
     ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
     ui.add_argument("--new", action="store_true",
-                    help="start a second viewer even when one already runs for this home")
+                    help="start another viewer even when one already runs for this home")
     _add_setting_flags(ui)
 
     add_terminal_flags = _resolve(TERMINAL_FLAGS)

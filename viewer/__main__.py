@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mnemo.cli import port_number
 from mnemo.config import load_settings
 from viewer.main import run
 
@@ -18,7 +19,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=0, help="loopback port (default: any free port)")
+    parser.add_argument("--port", type=port_number, default=None,
+                        help="loopback port (default: a new link into the running viewer, else any free port)")
+    parser.add_argument("--new", action="store_true", help="start another viewer even when one runs")
     parser.add_argument("--open", action="store_true", help="open the URL in the default browser")
     parser.add_argument("--home", default=None, help="MNEMO_HOME")
 

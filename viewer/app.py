@@ -25,8 +25,8 @@ from starlette.templating import Jinja2Templates
 from mnemo.errors import InvalidArgument, MnemoError
 from mnemo.v1 import store_pb2
 from mnemo.vocab import OBSERVATION_TYPES
-from viewer import present, when
-from viewer.auth import Gate, GateMiddleware
+from viewer import live, present, when
+from viewer.auth import LINK_PATH, Gate, GateMiddleware
 from viewer.client import MemoryClient, SearchQuery
 
 HERE = Path(__file__).parent
@@ -73,9 +73,11 @@ class Viewer:
         """The application's handler of MnemoError (registered for that class only)."""
         code = getattr(err, "code", "INTERNAL")
         status = _STATUS.get(code, 500)
+        # The stack being down is said in words, with what to do, not as a gRPC status text.
+        message = live.DOWN_TEXT if code == "UNAVAILABLE" else str(err)
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": code, "message": str(err)}, status_code=status)
-        return self._page(request, "error.html", status=status, error=err)
+            return JSONResponse({"error": code, "message": message}, status_code=status)
+        return self._page(request, "error.html", status=status, code=code, message=message)
 
     # -- pages -------------------------------------------------------------------------------
     def home_page(self, request: Request) -> Response:
@@ -86,7 +88,8 @@ class Viewer:
         rows = [present.row_view(r) for r in self.client.recent(project)] if health.overview else []
         return self._page(request, "home.html", health=health, overview=overview, bars=bars,
                           chart_width=chart_width, peak=peak, rows=rows, disk=present.disk_use(self.home),
-                          notice=request.query_params.get("notice", ""))
+                          notice=request.query_params.get("notice", ""), down=live.stack_down(health),
+                          problem=live.down_text(health))
 
     def search_page(self, request: Request) -> Response:
         query = query_from(request.query_params)
@@ -137,6 +140,10 @@ class Viewer:
         return RedirectResponse(f"/record/{record_id}", status_code=303)
 
     # -- JSON API ----------------------------------------------------------------------------
+    def api_events(self, request: Request) -> Response:
+        """The timeline's live state as Server-Sent Events (viewer/live.py)."""
+        return live.stream(request, self.client, self.home)
+
     def api_recent(self, request: Request) -> Response:
         rows = self.client.recent(request.query_params.get("project", ""), limit=50)
         return JSONResponse({"rows": [present.row_view(r) for r in rows]})
@@ -171,6 +178,11 @@ def _observation_id(record_id: str) -> int:
 
 def build_app(client: MemoryClient, home: Path, gate: Gate, port_of: Callable[[], int]) -> Starlette:
     viewer = Viewer(client, home)
+
+    def fresh_link(request: Request) -> Response:
+        """A new one-time token (GateMiddleware let only the link secret's holder in)."""
+        return JSONResponse({"token": gate.issue()})
+
     routes = [
         Route("/", viewer.home_page),
         Route("/search", viewer.search_page),
@@ -179,6 +191,8 @@ def build_app(client: MemoryClient, home: Path, gate: Gate, port_of: Callable[[]
         Route("/record/{record_id}/wrong", viewer.mark_wrong, methods=["POST"]),
         Route("/forget", viewer.forget, methods=["POST"]),
         Route("/api/recent", viewer.api_recent),
+        Route("/api/events", viewer.api_events),
+        Route(LINK_PATH, fresh_link, methods=["POST"]),
         Route("/api/search", viewer.api_search),
         Route("/api/record/{record_id}", viewer.api_record),
         Route("/api/overview", viewer.api_overview),

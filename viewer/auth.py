@@ -2,7 +2,10 @@
 
 The URL carries a one-time token. Its first use trades it for a session cookie (HttpOnly,
 SameSite=Strict) and redirects to the same page without the token, so the token never
-stays in the address bar or the history; a second use of the token is refused. Other
+stays in the address bar or the history; a second use of the token is refused. A new
+browser gets in with a fresh link: `mnemo ui` run again asks the running viewer for one
+(POST /api/link with the link secret, which only the viewer's owner can read, in
+$MNEMO_HOME/run/viewer.json, mode 0600 in a 0700 directory). Other
 local users can reach the loopback port but hold neither. The Host header must name the
 loopback address we bound (a page elsewhere cannot rebind a name of its own onto our
 port), and state-changing requests must come from our own origin.
@@ -23,25 +26,43 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 COOKIE = "mnemo_viewer"
 TOKEN_PARAM = "token"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+LINK_PATH = "/api/link"
+LINK_HEADER = "x-mnemo-link-secret"
 
 
 class Gate:
-    """The one-time token and the sessions it opened."""
+    """The one-time tokens (the first one printed at start, more issued on request) and
+    the sessions they opened."""
 
     def __init__(self) -> None:
         self.token = secrets.token_urlsafe(32)
+        self.link_secret = secrets.token_urlsafe(32)
+        self._pending = {self.token}
         self._sessions: set[str] = set()
         self._lock = threading.Lock()
 
-    def redeem(self, offered: str) -> str | None:
-        """A new session id for the right token, once; None otherwise."""
+    def issue(self) -> str:
+        """Another one-time token, for a new link to the running viewer."""
+        token = secrets.token_urlsafe(32)
         with self._lock:
-            if not self.token or not hmac.compare_digest(offered.encode(), self.token.encode()):
+            self._pending.add(token)
+        return token
+
+    def redeem(self, offered: str) -> str | None:
+        """A new session id for a pending token, once; None otherwise."""
+        with self._lock:
+            match = next((t for t in self._pending if hmac.compare_digest(offered.encode(), t.encode())), None)
+            if match is None:
                 return None
-            self.token = ""  # one time only
+            self._pending.discard(match)  # one time only
+            if match == self.token:
+                self.token = ""
             session = secrets.token_urlsafe(32)
             self._sessions.add(session)
             return session
+
+    def links_allowed(self, offered: str) -> bool:
+        return bool(offered) and hmac.compare_digest(offered.encode(), self.link_secret.encode())
 
     def admits(self, session: str) -> bool:
         with self._lock:
@@ -83,6 +104,9 @@ class GateMiddleware:
             return PlainTextResponse("Forbidden: unexpected Host header.", status_code=403)
         if request.method not in ("GET", "HEAD") and not _same_origin(request):
             return PlainTextResponse("Forbidden: cross-origin request.", status_code=403)
+        if request.url.path == LINK_PATH and request.method == "POST":
+            allowed = self.gate.links_allowed(request.headers.get(LINK_HEADER, ""))
+            return None if allowed else PlainTextResponse("Forbidden: wrong link secret.", status_code=403)
         offered = request.query_params.get(TOKEN_PARAM)
         if offered is not None:
             return self._redeem(request, offered)

@@ -17,12 +17,14 @@ import uvicorn
 from mnemo.config import Settings
 from mnemo.errors import FailedPrecondition, InvalidArgument
 from mnemo.logs import get_logger
+from viewer import running
 from viewer.app import build_app
 from viewer.auth import TOKEN_PARAM, Gate
 from viewer.client import MemoryClient
 
 log = get_logger(__name__)
-LOOPBACK = "127.0.0.1"
+LOOPBACK = running.LOOPBACK
+SHUTDOWN_S = 2
 
 
 def bind(port: int) -> socket.socket:
@@ -53,21 +55,35 @@ def ensure_services(settings: Settings) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    port = getattr(args, "port", None)
+    if port is None and not getattr(args, "new", False):
+        url = running.fresh_link(settings)
+        if url:  # a viewer already serves this home: a new link into it, no second server
+            _announce(url, args, "(a new link into the viewer already running; it works once, in one browser)")
+            return 0
     ensure_services(settings)
-    sock = bind(int(getattr(args, "port", 0) or 0))
-    port = sock.getsockname()[1]
+    sock = bind(int(port or 0))
+    bound = sock.getsockname()[1]
     gate = Gate()
     client = MemoryClient(settings)
-    app = build_app(client, settings.home, gate, lambda: port)
-    url = f"http://{LOOPBACK}:{port}/?{TOKEN_PARAM}={gate.token}"
-    print(f"mnemo viewer: {url}", flush=True)
-    print("(the link works once, in one browser; Ctrl-C stops the viewer)", file=sys.stderr, flush=True)
-    if getattr(args, "open", False):
-        webbrowser.open(url)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    app = build_app(client, settings.home, gate, lambda: bound)
+    _announce(f"http://{LOOPBACK}:{bound}/?{TOKEN_PARAM}={gate.token}", args,
+              "(the link works once, in one browser; `mnemo ui` again prints a new one; Ctrl-C stops the viewer)")
+    # Open event streams would hold a graceful shutdown forever: Ctrl-C waits this long at most.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                           timeout_graceful_shutdown=SHUTDOWN_S))
+    record = running.record(settings, bound, gate.link_secret)
     try:
         server.run(sockets=[sock])
     finally:
+        running.forget(record)
         client.close()
         sock.close()
     return 0
+
+
+def _announce(url: str, args: argparse.Namespace, note: str) -> None:
+    print(f"mnemo viewer: {url}", flush=True)
+    print(note, file=sys.stderr, flush=True)
+    if getattr(args, "open", False):
+        webbrowser.open(url)

@@ -2,8 +2,6 @@
 // Record contents are untrusted data: they only ever reach the page through textContent.
 "use strict";
 
-const POLL_MS = 1000;
-
 function rows() { return Array.from(document.querySelectorAll(".rows .row")); }
 
 function select(delta) {
@@ -75,33 +73,92 @@ function rowElement(row) {
   return li;
 }
 
-async function refreshTimeline(list, dot) {
-  const project = new URLSearchParams(window.location.search).get("project") || "";
-  try {
-    const reply = await fetch("/api/recent?project=" + encodeURIComponent(project), { credentials: "same-origin" });
-    if (!reply.ok) throw new Error(String(reply.status));
-    const body = await reply.json();
-    const known = new Set(Array.from(list.querySelectorAll(".row")).map((r) => r.dataset.id));
-    const selected = (list.querySelector(".row.selected") || {}).dataset;
-    const fresh = body.rows.map((row) => {
-      const el = rowElement(row);
-      if (known.size && !known.has(row.id)) el.classList.add("fresh");
-      if (selected && selected.id === row.id) el.classList.add("selected");
-      return el;
-    });
-    if (fresh.length) list.replaceChildren(...fresh);
-    dot.classList.remove("off");
-  } catch (err) {
-    dot.classList.add("off");
+// -- the live timeline: state pushed by the server (/api/events, Server-Sent Events) -------
+// The stream is open only while the tab is visible: a hidden tab closes it, and showing the
+// tab again reopens it (the first event brings the page up to date).
+
+function setText(el, text) { if (el && el.textContent !== text) el.textContent = text; }
+
+function showRows(list, rows, emptyText) {
+  const ids = rows.map((row) => row.id).join(",");
+  if (list.dataset.ids === ids && (rows.length || list.querySelector(".empty"))) {
+    if (!rows.length) setText(list.querySelector(".empty"), emptyText);
+    return;
   }
+  const known = new Set(Array.from(list.querySelectorAll(".row")).map((r) => r.dataset.id));
+  const selected = (list.querySelector(".row.selected") || {}).dataset;
+  const fresh = rows.map((row) => {
+    const el = rowElement(row);
+    if (known.size && !known.has(row.id)) el.classList.add("fresh");
+    if (selected && selected.id === row.id) el.classList.add("selected");
+    return el;
+  });
+  if (!fresh.length) {
+    const li = document.createElement("li");
+    li.className = "empty";
+    li.textContent = emptyText;
+    fresh.push(li);
+  }
+  list.replaceChildren(...fresh);
+  list.dataset.ids = ids;
+}
+
+function showState(state) {
+  const health = document.getElementById("health");
+  const live = document.getElementById("live");
+  if (!health || !live) return;
+  // A page drawn while the stack was down has no counts or chart: draw it again, whole.
+  if (health.dataset.down === "yes" && !state.down) { window.location.reload(); return; }
+  for (const [name, up] of Object.entries(state.services)) {
+    const pill = health.querySelector('[data-service="' + name + '"]');
+    if (!pill) continue;
+    pill.classList.toggle("up", up);
+    pill.classList.toggle("down", !up);
+    setText(pill, name + " " + (up ? "●" : "○"));
+  }
+  const problem = document.getElementById("stack-problem");
+  setText(problem, state.problem || "");
+  problem.hidden = !state.problem;
+  problem.classList.toggle("banner", state.down);
+  document.getElementById("live-dot").classList.toggle("off", state.down);
+  setText(document.getElementById("disk"), "disk " + state.disk);
+  if (state.down) {
+    const empty = live.querySelector(".empty");
+    if (empty) setText(empty, live.dataset.downEmpty);
+    return;  // what the page shows stays; the banner says it is not current
+  }
+  for (const [name, count] of Object.entries(state.counts || {})) {
+    setText(document.querySelector('[data-count="' + name + '"]'), String(count));
+  }
+  const lag = document.getElementById("vector-lag");
+  if (lag && state.vector) {
+    setText(lag, "vector lag " + state.vector.lag);
+    lag.classList.toggle("up", state.vector.lag === 0);
+    lag.classList.toggle("warn", state.vector.lag !== 0);
+  }
+  setText(document.getElementById("db"), "db " + state.db);
+  showRows(document.getElementById("timeline"), state.rows || [], live.dataset.empty);
+}
+
+let stream = null;
+
+function openStream() {
+  if (stream || document.hidden || !document.getElementById("live")) return;
+  const project = new URLSearchParams(window.location.search).get("project") || "";
+  stream = new EventSource("/api/events?project=" + encodeURIComponent(project));
+  stream.addEventListener("state", (event) => showState(JSON.parse(event.data)));
+  // The viewer itself stopped (or the network dropped): EventSource retries by itself.
+  stream.onerror = () => document.getElementById("live-dot").classList.add("off");
+}
+
+function closeStream() {
+  if (stream) stream.close();
+  stream = null;
 }
 
 function startLive() {
-  const list = document.getElementById("timeline");
-  const dot = document.getElementById("live-dot");
-  if (!list || !dot) return;
-  const tick = () => refreshTimeline(list, dot).finally(() => setTimeout(tick, POLL_MS));
-  setTimeout(tick, POLL_MS);
+  document.addEventListener("visibilitychange", () => (document.hidden ? closeStream() : openStream()));
+  openStream();
 }
 
 document.addEventListener("keydown", onKey);
