@@ -6,10 +6,12 @@ through the real gateway (`mnemo mcp`, spawned by the MCP SDK's stdio client), i
 typed "bugfix" when its subject speaks of a fix and "change" otherwise.
 
 The queries, chosen by rules over the corpus (never by hand), for a seeded sample of notes:
-- rare word: the note's rarest word (fewest notes hold it, at most RARE_DF; ties: the longer);
-- identifier: the note's rarest token written as code (snake_case, camelCase, dotted or a path);
+- rare word: the note's rarest word (fewest notes hold it, at most RARE_DF, also as the store's
+  index counts it, stemming included; ties: the longer);
+- identifier: the note's rarest token written as code (snake_case, camelCase, dotted or a path),
+  held as written by at most 10 notes (so a hit in the first 10 is possible);
 - two words: the two ordinary words of the note (held by 2..ORDINARY_DF notes each) that the
-  fewest notes hold together (at most 10, so a hit in the first 10 is possible);
+  fewest notes hold together (at most 10, also as the index counts: hits holding both);
 - filtered: the rare-word query with the note's own type as a filter (a filter it satisfies);
 - absent: a word of the LoCoMo conversations (../shared/data/locomo) that no note holds; and two
   such words. Those must find nothing.
@@ -57,6 +59,7 @@ from mnemo.query import STOP_WORDS, split_words  # noqa: E402
 
 PROJECT = "requests"
 RARE_DF = 3
+TRIES = 5  # candidate words or pairs of a note checked against the index
 ABSENT_DRAW = 2  # absent candidates drawn per query kept (some are in the index after stemming)
 ORDINARY_DF = 100
 DEPTH = 10
@@ -123,7 +126,27 @@ def load_notes(path: Path = DATA) -> list[Note]:
     return notes
 
 
-def make_queries(notes: list[Note], per_class: int, seed: int = 32) -> list[Query]:
+class IndexCounts:
+    """How many notes the store's full-text index finds for a word, and holds every word of a pair
+    in (evidence 1): rarity as the index sees it, stemming included ("moving" finds "move")."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def _search(self, text: str, limit: int):
+        from mnemo.v1 import common_pb2, store_pb2
+
+        return self.store.Search(store_pb2.StoreSearchRequest(
+            query=text, filters=common_pb2.Filters(project=PROJECT), page=common_pb2.Page(limit=limit)), timeout=30)
+
+    def df(self, word: str) -> int:
+        return self._search(word, 1).total
+
+    def together(self, text: str) -> int:
+        return sum(hit.evidence >= 1 - 1e-9 for hit in self._search(text, 500).hits)
+
+
+def make_queries(notes: list[Note], per_class: int, index: IndexCounts, seed: int = 32) -> list[Query]:
     """The query classes of the module docstring, per_class each (fewer when too few notes qualify)."""
     rng = random.Random(seed)
     df = Counter(w for n in notes for w in n.words)
@@ -131,12 +154,27 @@ def make_queries(notes: list[Note], per_class: int, seed: int = 32) -> list[Quer
     order = list(notes)
     rng.shuffle(order)
     queries: list[Query] = []
-    rare = [(n, min(n.words, key=lambda w: (df[w], -len(w), w))) for n in order if n.words]
-    rare = [(n, w) for n, w in rare if df[w] <= RARE_DF][:per_class]
+    rare: list[tuple[Note, str]] = []
+    for n in order:
+        if len(rare) >= per_class:
+            break
+        candidates = sorted(n.words, key=lambda w: (df[w], -len(w), w))[:TRIES]
+        word = next((w for w in candidates if df[w] <= RARE_DF and index.df(w) <= RARE_DF), None)
+        if word:
+            rare.append((n, word))
     queries += [Query("rare word", n.written(w), n) for n, w in rare]
     queries += [Query("filtered", n.written(w), n, n.type) for n, w in rare]
     idents = [(n, min(n.identifiers, key=lambda x: (token_df[x.lower()], -len(x), x))) for n in order if n.identifiers]
-    queries += [Query("identifier", x, n) for n, x in idents[:per_class]]
+    queries += [Query("identifier", x, n) for n, x in idents if token_df[x.lower()] <= DEPTH][:per_class]
+    queries += pair_queries(notes, order, df, per_class, index)
+    queries += absent_queries(set(df) | {w for n in notes for w in words_of(n.text.lower())}, per_class, rng)
+    return queries
+
+
+def pair_queries(notes: list[Note], order: list[Note], df: Counter, per_class: int,
+                 index: IndexCounts) -> list[Query]:
+    """Per note, its two ordinary words the fewest notes hold together, at most DEPTH as the index
+    counts (the first of the TRIES best pairs by exact words that qualifies)."""
     holders: dict[str, set[int]] = {}
     for n in notes:
         for w in n.words:
@@ -144,19 +182,15 @@ def make_queries(notes: list[Note], per_class: int, seed: int = 32) -> list[Quer
     pairs = []
     for n in order:
         ordinary = sorted(w for w in n.words if 2 <= df[w] <= ORDINARY_DF)
-        best = None
-        for i, a in enumerate(ordinary):
-            for b in ordinary[i + 1:]:
-                together = len(holders[a] & holders[b])
-                if best is None or together < best[0]:
-                    best = (together, a, b)
-        if best and best[0] <= DEPTH:
-            pairs.append(Query("two words", f"{n.written(best[1])} {n.written(best[2])}", n))
+        ranked = sorted((len(holders[a] & holders[b]), a, b) for i, a in enumerate(ordinary) for b in ordinary[i + 1:])
+        for together, a, b in ranked[:TRIES]:
+            text = f"{n.written(a)} {n.written(b)}"
+            if together <= DEPTH and index.together(text) <= DEPTH:
+                pairs.append(Query("two words", text, n))
+                break
         if len(pairs) >= per_class:
             break
-    queries += pairs
-    queries += absent_queries(set(df) | {w for n in notes for w in words_of(n.text.lower())}, per_class, rng)
-    return queries
+    return pairs
 
 
 def absent_queries(vocabulary: set[str], per_class: int, rng: random.Random) -> list[Query]:
@@ -302,7 +336,6 @@ def run_known_items(per_class: int = 200, cli_per_class: int = 25, embedder: str
 
     started = time.monotonic()
     notes = load_notes()
-    queries = make_queries(notes, per_class)
     home = Path(tempfile.mkdtemp(prefix="mnemo-known-"))
     settings = load_settings({"home": str(home)}, environ={})
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
@@ -318,7 +351,7 @@ def run_known_items(per_class: int = 200, cli_per_class: int = 25, embedder: str
         wait_for_vectors(settings)
         channel = open_channel(settings.address("store"))
         store = store_pb2_grpc.StoreServiceStub(channel)
-        queries = truly_absent(store, queries, per_class)
+        queries = truly_absent(store, make_queries(notes, per_class, IndexCounts(store)), per_class)
         tables = {"MCP": asyncio.run(_ask(env, queries)), "mnemo search": cli(env, queries, cli_per_class),
                   "lexical baseline": lexical(store, queries)}
         channel.close()

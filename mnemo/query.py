@@ -48,6 +48,12 @@ _PREFIX_END = re.compile(f"[^\\W_{CJK_CLASS}]\\*+[^\\w*]*$")
 # Operator syntax: an optional leading '-', then a [column:]"quoted phrase" or a run of non-space.
 _CHUNK = re.compile(r'(-?)(?:([A-Za-z_]+):)?"([^"]*)"|(\S+)')
 _COLUMN_CHUNK = re.compile(r"([A-Za-z_]+):(.*\S.*)", re.DOTALL)
+# An identifier as code writes it: word parts joined by `_`, `.`, `/` or `::`, no spaces (a hyphen is prose).
+_IDENTIFIER = re.compile(r"[^\W_]+(?:(?:_+|\.|/|::)[^\W_]+)+|_+[^\W_]+(?:_+[^\W_]+)*")
+_EDGE_PUNCTUATION = "`'\"()[]{}<>,;:!?*"
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+LONG_IDENTIFIER = 8
+"""camelCase words this long or longer match as prefixes (_long_camel)."""
 
 COLUMNS = frozenset({
     "title", "subtitle", "narrative", "text", "facts", "concepts",  # observations
@@ -80,6 +86,10 @@ class Term:
     words: tuple[str, ...]
     prefix: bool = False
     column: str = ""
+    joined: bool = False
+    """The parts of one identifier as written (`test_login_redirect`, `sessions.py`), in order: it
+    ranks the records holding the identifier itself above those holding its parts apart, and
+    narrows nothing (its parts are terms of their own)."""
 
     def fts5(self, table_column: str = "") -> str:
         """The quoted term; `table_column` (a name from code, never user text) restricts it."""
@@ -141,7 +151,7 @@ class ParsedQuery:
         found: list[str] = []
         if self.has_exclusions:
             found.append("NOT")
-        if any(len(term.words) > 1 for term in (*self.terms, *self.excluded)):
+        if any(len(term.words) > 1 and not term.joined for term in (*self.terms, *self.excluded)):
             found.append('"phrase"')
         items: tuple[Term | Run, ...] = (*self.terms, *self.excluded, *self.cjk, *self.excluded_cjk)
         found += sorted({f"{item.column}:" for item in items if item.column})
@@ -212,16 +222,24 @@ class _Builder:
         if phrase and len(words) > 1:
             added = [Term(tuple(words), column=column)]
         else:
-            added = [Term((word,), prefix=prefix and position == len(words) - 1, column=column)
+            added = [Term((word,), prefix=(prefix and position == len(words) - 1) or _long_camel(word), column=column)
                      for position, word in enumerate(words)]
         (self.excluded if negate else self.terms).extend(added)
         if not negate:
             self.groups[-1].extend(added)
+            if not phrase and len(words) > 1 and _IDENTIFIER.fullmatch(text.strip(_EDGE_PUNCTUATION)):
+                self.terms.append(Term(tuple(words), column=column, joined=True))  # ranks, in no group
 
 
 def _identity(item: Term | Run) -> object:
     """What makes two terms the same: their words regardless of case, prefix and column."""
     return (tuple(w.lower() for w in item.words), item.prefix, item.column) if isinstance(item, Term) else item
+
+
+def _long_camel(word: str) -> bool:
+    """A camelCase or PascalCase identifier of LONG_IDENTIFIER characters or more: matched as a
+    prefix, so `SecureCookie` finds `SecureCookieSession` (the index keeps such a word whole)."""
+    return len(word) >= LONG_IDENTIFIER and _CAMEL.search(word) is not None
 
 
 def _unique(items: list) -> tuple:

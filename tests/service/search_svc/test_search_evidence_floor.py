@@ -56,6 +56,25 @@ def test_a_word_or_identifier_the_record_holds_finds_it(search_stub, notes, quer
     assert notes[title] in found(search_stub, query)[:10]
 
 
+@pytest.fixture
+def handling(store_stub, vector_stub) -> list[int]:
+    """A word most records hold: bm25 gives it next to nothing (issue 32: "handling" was in 160 of
+    166 titles and found nothing), so only evidence can find them."""
+    made = [add_observation(store_stub, project="api", type="bugfix" if i % 2 else "change",
+                            title=f"Error handling in the {part}", narrative=f"The {part} now reports failures.")
+            for i, part in enumerate(("parser", "router", "uploader", "scheduler", "mailer", "exporter", "cache"))]
+    add_observation(store_stub, project="api", title="Release notes", narrative="Version 2 is out.")
+    sync_vectors(vector_stub)
+    return made
+
+
+def test_a_word_most_records_hold_finds_every_one_of_them(search_stub, handling):
+    reply = search_stub.Search(search_pb2.SearchRequest(query="handling", project="api"))
+    assert set(handling) <= {row.ref.id for row in reply.rows}
+    bugfixes = search_stub.Search(search_pb2.SearchRequest(query="handling", project="api", obs_types=["bugfix"]))
+    assert {row.ref.id for row in bugfixes.rows} == set(handling[1::2])  # the filter narrows, never empties
+
+
 def test_a_filter_the_record_satisfies_never_empties_the_list(search_stub, notes):
     assert notes["Session cookie signing"] in found(search_stub, "cookie", obs_types=["bugfix"])
     assert notes["Bazel remote cache"] in found(search_stub, "bazel", obs_types=["feature"])
@@ -84,3 +103,28 @@ def test_a_partial_match_is_judged_by_similarity_once_the_index_has_embedded_it(
     sync_vectors(vector_stub)
     assert found(search_stub, query) == []  # embedded: a quarter of the words, far in meaning
     assert fresh in found(search_stub, "quokka mascot")  # every word: evidence
+
+
+def test_observations_holding_a_keyword_rank_above_prompts_that_asked_about_it(search_stub, store_stub,
+                                                                               vector_stub, notes):
+    """Issue 32: for a keyword many records hold, mnemo returned mostly prompts: a short prompt sits
+    close to a short query in meaning and passed the similarity gate, while the observations that
+    hold the word (long, far in meaning) were dropped. With evidence they are matches, and rank first."""
+    from mnemo.v1 import store_pb2
+
+    stories = ["Two workers took the artifact cache lock and the upload lock in opposite order",
+               "The connection pool waited on itself when a request held a session while opening another",
+               "The migration held a table lock while the background job waited for a row lock it needed",
+               "A signal handler logged through a lock the interrupted thread was already holding"]
+    held = {add_observation(store_stub, project="web", type="bugfix", title=f"Stall number {i}",
+                            narrative=f"{story}: a deadlock. The stall was fixed by ordering the locks; the runs "
+                                      "now finish in time and the timeouts in the nightly job are gone for good.")
+            for i, story in enumerate(stories)}
+    for text in ("deadlock again", "another deadlock", "deadlock in the build", "deadlock", "the deadlock is back"):
+        store_stub.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="c1", project="web",
+                                                              prompt_text=text))
+    sync_vectors(vector_stub)
+    reply = search_stub.Search(search_pb2.SearchRequest(query="deadlock", project="web"))
+    kinds = [row.display_id[:2] for row in reply.rows]
+    assert {row.ref.id for row in reply.rows[:len(held)]} == held
+    assert kinds.count("#P") == reply.counts.prompts == 5  # still found: they hold the word

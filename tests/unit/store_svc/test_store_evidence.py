@@ -59,3 +59,21 @@ def test_a_phrase_is_evidence_only_where_its_words_stand_in_order(store):
     found = evidence(store, '"keeps the payment"', operators=True)
     assert found[exact] == pytest.approx(1.0)
     assert found.get(scattered, 0.0) == 0.0
+
+
+def ranked(store: Store, query: str) -> list[int]:
+    return [hit.ref.id for hit in store.search(store_pb2.StoreSearchRequest(query=query)).hits]
+
+
+def test_an_identifier_ranks_the_records_holding_it_whole_above_those_holding_its_parts(store):
+    apart = [add(store, f"Cookie note {i}", f"sessions keep cookies; py files changed {i}") for i in range(3)]
+    exact = add(store, "Moved adapters", "moved the adapters out of sessions.py into adapters.py")
+    assert ranked(store, "sessions.py")[0] == exact
+    assert set(apart) <= set(ranked(store, "sessions.py"))  # the parts still match: nothing narrows
+
+
+def test_a_long_camel_case_identifier_matches_as_a_prefix(store):
+    whole = add(store, "Cookie signing", "SecureCookieSession signs the cookie")
+    assert ranked(store, "SecureCookie") == [whole]
+    assert evidence(store, "SecureCookie")[whole] == pytest.approx(1.0)
+    assert ranked(store, "SecureCookieSession") == [whole]
