@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from mnemo import wake
 from mnemo.config import Settings
+from mnemo.errors import Unavailable
 from mnemo.grpc_client import ServiceClient, connect
 from mnemo.v1 import store_pb2_grpc, vector_pb2_grpc
+
+Reply = TypeVar("Reply")
+# How long a call that has no lexical fallback (the corpus tools) waits for a resting vector_svc
+# to start: its start takes seconds (Chroma opens, the follower resumes).
+VECTOR_WAKE_WAIT_S = 60.0
 
 StoreClient = ServiceClient[store_pb2_grpc.StoreServiceStub]
 VectorClient = ServiceClient[vector_pb2_grpc.VectorServiceStub]
@@ -37,6 +45,16 @@ class Backend:
     def wake_vector(self) -> bool:
         """Ask for a vector_svc that idled out; True while it rests or warms up (down on purpose)."""
         return self.run_dir is not None and wake.request(self.run_dir, "vector")
+
+    def call_vector(self, method: Callable[..., Reply], request: Any) -> Reply:
+        """`method(request)` on vector_svc; when it rests (idled out), wake it and wait for it once.
+        For calls that have no lexical answer to give meanwhile (the corpus tools)."""
+        try:
+            return method(request)
+        except Unavailable:
+            if not self.wake_vector():
+                raise
+        return method(request, wait_for_ready=True, timeout=VECTOR_WAKE_WAIT_S)
 
     def vector_resting(self) -> bool:
         """True while vector_svc idled out or warms up: it is there for whoever asks."""

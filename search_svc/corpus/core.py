@@ -259,7 +259,7 @@ class Corpora:
         limit = passage_limit(req.limit)
         corpus = self._get(name)
         _require_index(corpus)
-        passages = list(self.backend.vector.stub.QueryCorpus(vector_pb2.QueryCorpusRequest(
+        passages = list(self.backend.call_vector(self.backend.vector.stub.QueryCorpus, vector_pb2.QueryCorpusRequest(
             corpus=name, text=question, limit=limit)).passages)
         evidence_ids = list(dict.fromkeys(p.observation_id for p in passages))
         answer, notice = self._answer(corpus, question, passages)

@@ -232,7 +232,7 @@ class PrimeJob:
         """One batch, retried once after a transient failure: an upsert by stable ids (and a
         reset) can run twice without harm, and one hiccup should not waste a long job."""
         try:
-            self.backend.vector.stub.UpsertCorpusDocuments(request)
+            self.backend.call_vector(self.backend.vector.stub.UpsertCorpusDocuments, request)
         except (Unavailable, DeadlineExceeded, Internal) as err:
             log.warning("corpus_batch_retry", corpus=self.name, error=str(err))
             time.sleep(RETRY_PAUSE_S)

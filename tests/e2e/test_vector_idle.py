@@ -88,5 +88,29 @@ def test_a_gateway_or_hook_starting_the_stack_wakes_a_resting_vector_svc(resting
     wait_for(lambda: "service_woken" in supervisor_log(settings), 60, "vector_svc woken")
 
 
+def test_a_corpus_query_wakes_a_resting_vector_svc_and_waits_for_it(resting_home):
+    """The corpus tools have no lexical answer to give meanwhile: they wake it and wait."""
+    settings = resting_home
+    assert ensure_stack(settings, 120)
+    store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
+    search = connect(settings, "search", search_pb2_grpc.SearchServiceStub)
+    try:
+        store.stub.AddObservations(store_pb2.AddObservationsRequest(observations=[common_pb2.Observation(
+            memory_session_id="s1", project="alpha", type="discovery", title=f"Websocket note {i}",
+            narrative=f"the websocket reconnect loop, case {i}") for i in range(6)]))
+        kb = search_pb2.BuildCorpusRequest(name="kb", filter=store_pb2.CorpusFilter(project="alpha"))
+        search.stub.BuildCorpus(kb)
+        wait_for(lambda: wake.resting(settings.run_dir) == {"vector"}, 60, "vector_svc to rest")
+        events = list(search.stub.PrimeCorpus(search_pb2.CorpusNameRequest(name="kb"), timeout=120))
+        assert events[-1].phase == "done", events[-1]
+        wait_for(lambda: wake.resting(settings.run_dir) == {"vector"}, 60, "vector_svc to rest again")
+        reply = search.stub.QueryCorpus(search_pb2.QueryCorpusToolRequest(name="kb", question="websocket reconnect",
+                                                                          limit=4), timeout=120)
+    finally:
+        store.close()
+        search.close()
+    assert reply.passages
+
+
 def supervisor_log(settings) -> str:
     return (settings.logs_dir / "supervisor.log").read_text()
