@@ -11,7 +11,8 @@ public audit's corrections to the evidence.
 Then, unless --no-cv: each question is also asked in another conversation's project (where
 nothing is relevant) to measure "nothing found", and every fusion parameter and the relevance
 floor are chosen by leave-one-conversation-out cross-validation (bench/locomo_cv.py), printed
-next to the in-sample figures; and the vector catch-up rate (bench/vector.py) with the load
+next to the in-sample figures; then the known-item figures of bench/known_items.py (unless
+--known-items 0), so one run judges both; and the vector catch-up rate (bench/vector.py) with the load
 average, since the machine is shared.
 
 The three columns come from the same stack in the same run:
@@ -20,7 +21,7 @@ The three columns come from the same stack in the same run:
 - hybrid:  SearchService.Search (what the search tool answers), project-scoped.
 
     .venv/bin/python bench/locomo.py                 # real embedder (settings default, minilm-int8)
-    .venv/bin/python bench/locomo.py --no-cv --catchup 0   # the three columns only
+    .venv/bin/python bench/locomo.py --no-cv --catchup 0 --known-items 0   # the three columns only
     .venv/bin/python bench/locomo.py --convs SAMPLE_ID --embedder hash   # one conversation (its id in the data)
     .venv/bin/python bench/locomo.py --no-cv --catchup 0 --store-backend postgres   # store on PostgreSQL
 
@@ -332,10 +333,18 @@ def run(stack: Stack, convs: list[dict], corrections: dict, max_sessions: int | 
 
 def _project_ids(stack: Stack, q: Question, project: str, dia_of: dict) -> tuple[list, list]:
     """Deep lexical and vector candidate lists of `q` asked in `project`, as (dia_id, score)."""
+    return _project_lists(stack, q, project, dia_of)[0]
+
+
+def _project_lists(stack: Stack, q: Question, project: str, dia_of: dict) -> tuple[tuple[list, list], dict[str, float]]:
+    """_project_ids, and the lexical hits' evidence (IndexRow.evidence) by dia_id, which the floor reads."""
     asked = Question(project, q.index, q.text, q.category, q.evidence)
-    lex = lexical_ids(stack, asked, LEXICAL_DEPTH)
+    reply = stack.store.stub.Search(store_pb2.StoreSearchRequest(
+        query=asked.text, filters=common_pb2.Filters(project=project), page=common_pb2.Page(limit=LEXICAL_DEPTH)))
+    lex = [(dia_of.get((project, hit.ref.id), ""), hit.score) for hit in reply.hits]
+    evidence = {dia_of.get((project, hit.ref.id), ""): hit.evidence for hit in reply.hits}
     vec = vector_ids(stack, asked, VECTOR_DEPTH)
-    return ([(dia_of.get((project, i), ""), s) for i, s in lex], [(dia_of.get((project, i), ""), d) for i, d in vec])
+    return (lex, [(dia_of.get((project, i), ""), d) for i, d in vec]), evidence
 
 
 def conversations_facts(convs: list[dict]) -> TurnFacts:
@@ -359,9 +368,10 @@ def cross_validate(stack: Stack, qs: list[Question], dia_of: dict, convs: list[d
         if q.category not in (1, 2, 3, 4):
             continue
         other = wrong_project(q.sample_id, projects)
-        cases.append(Case((q.sample_id, q.index), q.sample_id, q.category, frozenset(q.evidence),
-                          _project_ids(stack, q, q.sample_id, dia_of), _project_ids(stack, q, other, dia_of), other,
-                          tuple(named_periods(q.text))))
+        (own, own_evidence), (cross, cross_evidence) = (_project_lists(stack, q, q.sample_id, dia_of),
+                                                        _project_lists(stack, q, other, dia_of))
+        cases.append(Case((q.sample_id, q.index), q.sample_id, q.category, frozenset(q.evidence), own, cross, other,
+                          tuple(named_periods(q.text)), own_evidence, cross_evidence))
     result = CrossValidation(cases, lambda project, dia: epochs.get((project, dia), 0),
                              conversations_facts(convs)).run()
     q14 = [q for q in qs if q.category in (1, 2, 3, 4)]
@@ -437,6 +447,8 @@ def main(argv=None) -> int:
     parser.add_argument("--store-backend", default="sqlite", choices=["sqlite", "postgres"],
                         help="the store's backend; postgres starts an embedded server unless --store-dsn is given")
     parser.add_argument("--store-dsn", default="", help="PostgreSQL database for --store-backend postgres")
+    parser.add_argument("--known-items", type=int, default=200,
+                        help="queries per class of bench/known_items.py printed beside these figures (0 = skip)")
     args = parser.parse_args(argv)
     if not (DATA_DIR / "locomo-dev.json").is_file():
         print(f"skipped: {DATA_DIR} is absent")
@@ -478,6 +490,10 @@ def main(argv=None) -> int:
         if postgres is not None:
             postgres.cleanup()
             shutil.rmtree(postgres.pgdata.parent, ignore_errors=True)
+    if args.known_items:  # the same run judges both: no lever may buy LoCoMo recall with known-item misses
+        from known_items import print_known_items, run_known_items
+
+        print_known_items(run_known_items(args.known_items, cli_per_class=10, embedder=args.embedder))
     if args.catchup:
         print()
         catch_up(args.catchup, args.embedder)

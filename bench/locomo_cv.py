@@ -71,6 +71,8 @@ class Case:
     cross: Lists
     cross_project: str
     periods: tuple[Period, ...] = ()  # the dates the question names (search_svc.periods)
+    own_evidence: Mapping[str, float] = field(default_factory=dict)  # dia -> IndexRow.evidence, own project
+    cross_evidence: Mapping[str, float] = field(default_factory=dict)  # the same in the wrong project
 
 
 @dataclass(frozen=True)
@@ -214,11 +216,11 @@ class CrossValidation:
         """Each case's ranking under `params`, cut to its matches by `floor` (as search_svc does)."""
         own = self.own(params)
         return {c.key: dias(above_floor(own[c.key], floor, placement=placement_of(own[c.key], c.project, self.epoch),
-                                        params=params)) for c in cases}
+                                        params=params, evidence=c.own_evidence)) for c in cases}
 
     def _nothing_found(self, cases: Sequence[Case], params: FusionParams, floor: RelevanceFloor) -> int:
         cross = self.cross(params)
-        return sum(1 for c in cases if not above_floor(cross[c.key], floor))
+        return sum(1 for c in cases if not above_floor(cross[c.key], floor, evidence=c.cross_evidence))
 
     def run(self) -> CVResult:
         projects = sorted({c.project for c in self.cases})
