@@ -80,6 +80,10 @@ TERMINAL_FLAGS = "viewer.terminal:add_arguments"
 # between the lines they read (the others log to stderr, which hosts and services collect).
 HUMAN_COMMANDS = frozenset(USER_COMMANDS) | {"wait", "server"}
 LOG_FILE_NAME = "cli.log"
+# Progress for long work: a spinner while a command that reports nothing runs, and what to
+# watch after a command (the vector index catching up after an import).
+SPINNERS = {"reindex": "rebuilding the vector index from the store"}
+AFTERWARDS = {"import": "mnemo.catchup:follow_vectors"}
 HELP_ALL = "--help-all"
 
 # Flags that map 1:1 onto settings fields (flags > environment > config.toml > defaults).
@@ -331,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings_from_args(args)
         if args.command in HUMAN_COMMANDS:
             route_logs(settings)
-        return int(_command(args.command)(settings, args) or 0)
+        return _run_shown(args, settings)
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # noqa: BLE001 - the CLI's boundary: a person reads one line, never a traceback
@@ -339,6 +343,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"mnemo {args.command}: {one_line(err, settings)}", file=sys.stderr)
         return 2
+
+
+def _run_shown(args: argparse.Namespace, settings: Settings) -> int:
+    """The command, with the progress a person at a terminal sees (mnemo/progress.py): a
+    spinner during work that reports none of its own, and what follows it in the background."""
+    from contextlib import nullcontext
+
+    from mnemo.progress import spinning
+
+    text = SPINNERS.get(args.command)
+    with spinning(text) if text else nullcontext():
+        code = int(_command(args.command)(settings, args) or 0)
+    if code == 0 and args.command in AFTERWARDS:
+        _resolve(AFTERWARDS[args.command])(settings)
+    return code
 
 
 def route_logs(settings: Settings) -> None:

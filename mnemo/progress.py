@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 ENV_FLAG = "MNEMO_PROGRESS"
@@ -54,6 +57,12 @@ class Progress:
         self._last = text
         self.stream.flush()
 
+    def clear(self) -> None:
+        """Take the status line off the terminal (before other output, or at the end)."""
+        if self._redraw:
+            self.stream.write(CLEAR_LINE)
+            self.stream.flush()
+
     def done(self, text: str) -> None:
         self._end("✓", text)
 
@@ -65,6 +74,50 @@ class Progress:
             return
         self.stream.write(f"{CLEAR_LINE if self._redraw else ''}{mark} {text} ({self.elapsed:.1f}s)\n")
         self.stream.flush()
+
+
+class _Clearing:
+    """stdout while a spinner runs: each write first takes the spinner's line away, so what
+    the command prints never lands in the middle of it."""
+
+    def __init__(self, stream: TextIO, progress: Progress, lock: threading.Lock):
+        self._stream, self._progress, self._lock = stream, progress, lock
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            self._progress.clear()
+            return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def spinning(text: str, interval: float = 0.1) -> Iterator[None]:
+    """A spinner with the elapsed time while the body runs (work that reports no progress
+    of its own, such as one long RPC); nothing at all when progress is not wanted."""
+    progress = Progress()
+    if not progress.enabled:
+        yield
+        return
+    stop, lock = threading.Event(), threading.Lock()
+
+    def spin() -> None:
+        while not stop.wait(interval):
+            with lock:
+                progress.update(text)
+
+    original = sys.stdout
+    sys.stdout = _Clearing(original, progress, lock)
+    thread = threading.Thread(target=spin, name="mnemo-spinner", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        sys.stdout = original
+        progress.clear()
 
 
 def rate_and_eta(done: int, total: int, seconds: float) -> str:

@@ -14,7 +14,7 @@ from mnemo import cli
 from mnemo.cli_errors import one_line
 from mnemo.config import load_settings
 from mnemo.errors import FailedPrecondition, InvalidArgument, Unavailable
-from mnemo.progress import Progress, rate_and_eta
+from mnemo.progress import Progress, rate_and_eta, spinning
 from mnemo.stack import registration_text
 from viewer import when
 from viewer.main import bind
@@ -143,3 +143,11 @@ def test_progress_is_silent_unless_a_terminal_or_asked(monkeypatch):
 def test_rate_and_eta():
     assert rate_and_eta(100, 300, 2.0) == "100/300 · 50/s · ETA 4s"
     assert rate_and_eta(0, 0, 0.0) == "0"
+
+
+def test_a_spinner_leaves_what_the_command_prints_whole(monkeypatch, capsys):
+    monkeypatch.setenv("MNEMO_PROGRESS", "1")
+    with spinning("rebuilding", interval=0.001):
+        print("reindexed: 3 changes applied")
+    out = capsys.readouterr()
+    assert out.out == "reindexed: 3 changes applied\n" and "rebuilding" not in out.out
