@@ -4,6 +4,7 @@ text deliver it: no false claim, and each class of issue 34 pinned on its real r
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,3 +188,23 @@ def test_tests_pass_only_for_the_last_run_of_each_command_and_every_failing_one_
     assert "Fix the failing `python -m pytest -q -p no:cacheprovider` (1 failed, 462 passed" in summary.next_steps
     assert "Fix the failing `git status` (fatal: not a git repository" in summary.next_steps
     assert "Tests pass: `pip install pytest`" not in summary.completed
+
+
+def test_the_claude_deliveries_have_the_shapes_the_real_cli_sent(tmp_path):
+    recorded = json.loads((Path(__file__).parents[2] / "fixtures/observer/claude_payloads.json").read_text())
+    by_command = {p["tool_input"]["command"]: p for p in recorded["payloads"]}
+    lines = "".join(f"line {n:05d}\n" for n in range(4000))
+    for command, output, exit_code in (
+            ("echo to-out; echo to-err >&2", "to-out\nto-err\n", 0),
+            ("echo to-out; echo to-err >&2; exit 3", "to-out\nto-err\n", 3),
+            ("python3 -c \"print('x' * 40000)\"", "x" * 40000 + "\n", 0),
+            ("python3 -c \"import sys; [print(f'line {n:05d}') for n in range(4000)]; sys.exit(2)\"", lines, 2)):
+        real = by_command[command]
+        ours = claude_payload({"command": command, "cwd": real["cwd"], "output": output, "exit_code": exit_code},
+                              tmp_path)
+        assert ours["hook_event_name"] == real["hook_event_name"]
+        if exit_code:
+            assert ours["error"] == real["error"]
+        else:
+            kept = {k: v for k, v in real["tool_response"].items() if k != "persistedOutputPath"}
+            assert {k: v for k, v in ours["tool_response"].items() if k != "persistedOutputPath"} == kept
