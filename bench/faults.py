@@ -211,7 +211,7 @@ def other_projects(db: Path) -> int:
     conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
     try:
         return sum(conn.execute(f"SELECT count(*) FROM {table} WHERE project != 'faults'").fetchone()[0]
-                   for table in ("observations", "sdk_sessions", "tool_uses"))
+                   for table in ("observations", "sdk_sessions", "session_summaries"))  # tool uses: by session
     finally:
         conn.close()
 
