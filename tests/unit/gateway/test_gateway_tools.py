@@ -298,3 +298,21 @@ def test_optional_depths_stay_unset_unless_given():
     request = request_of("mem_search")({"query": "q", "selectedIds": [12, "S3"]})
     assert not request.HasField("depth_before") and list(request.selected_ids) == ["12", "S3"]
     assert request.mode == "guided"
+
+
+def test_hints_name_only_tools_the_default_profile_lists():
+    """Issue 33: a hint naming an unlisted tool gets "No such tool available" from the host. The
+    descriptions, and the texts mnemo's replies are made of, name only listed tools."""
+    from pathlib import Path
+
+    from gateway.legacy.tools import LEGACY_TOOLS
+
+    listed = {tool.name for tool in TOOLS}
+    every = {*BY_NAME, *(tool.name for tool in LEGACY_TOOLS)}
+    named = re.compile(r"\b(" + "|".join(sorted(every, key=len, reverse=True)) + r")\b(?=\(|\s+with|\s+shows)")
+    repo = Path(__file__).resolve().parents[3]
+    sources = [repo / "search_svc" / "render.py", repo / "search_svc" / "memsearch" / "replies.py",
+               repo / "gateway" / "codenav" / "render.py"]
+    texts = [tool.description for tool in TOOLS] + [path.read_text() for path in sources]
+    for text in texts:
+        assert set(named.findall(text)) <= listed, set(named.findall(text)) - listed
