@@ -246,3 +246,90 @@ def test_marking_a_record_wrong_from_the_keyboard_hides_it_until_undone(stack, v
     browser.click("#wrong-button")  # the same key and button take the mark back
     wait_for(lambda: browser.evaluate("!document.getElementById('wrong-banner')"), 5, "the banner to go")
     assert str(saved.id) in search_result_ids(browser, base, "staging database port")
+
+
+def count_shown(page: Page, name: str) -> int:
+    return int(page.evaluate(f"document.querySelector('[data-count=\"{name}\"]').textContent"))
+
+
+def save_memory(settings: Settings, text: str) -> int:
+    from mnemo.v1 import search_pb2
+
+    client = connect_service(settings, "search", search_pb2_grpc.SearchServiceStub)
+    try:
+        return int(client.stub.SaveMemory(search_pb2.SaveMemoryRequest(text=text, project="live")).id)
+    finally:
+        client.close()
+
+
+def set_hidden(page: Page, hidden: bool) -> None:
+    """What a browser does when the tab goes to the background (or comes back)."""
+    page.evaluate(f"Object.defineProperty(document, 'hidden', {{value: {json.dumps(hidden)}, configurable: true}});"
+                  "document.dispatchEvent(new Event('visibilitychange'))")
+
+
+def test_counts_and_the_list_are_pushed_live_and_a_hidden_tab_pauses(stack, viewer_url, browser):
+    browser.goto(viewer_url)
+    wait_for(lambda: browser.evaluate("stream !== null && stream.readyState === 1"), 5, "the event stream")
+    before = count_shown(browser, "observations")
+    first = save_memory(stack, "Counters follow the store without a reload")
+    wait_for(lambda: count_shown(browser, "observations") == before + 1, LIVE_BUDGET_S, "the count to follow")
+    wait_for(lambda: str(first) in timeline_ids(browser), LIVE_BUDGET_S, "the new record in the list")
+
+    set_hidden(browser, True)
+    assert browser.evaluate("stream === null")  # a hidden tab holds no stream and asks nothing
+    second = save_memory(stack, "Saved while the tab was hidden")
+    assert count_shown(browser, "observations") == before + 1
+    set_hidden(browser, False)
+    wait_for(lambda: count_shown(browser, "observations") == before + 2, LIVE_BUDGET_S, "the count after showing")
+    wait_for(lambda: str(second) in timeline_ids(browser), LIVE_BUDGET_S, "the record saved while hidden")
+
+
+@pytest.fixture
+def own_stack() -> Iterator[dict[str, str]]:
+    """A stack of its own (`mnemo up`), which a test may stop and start again."""
+    root = Path(tempfile.mkdtemp(prefix="mnemo-live-"))  # short: Unix socket paths are limited
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+    env.update({"MNEMO_HOME": str(root / "home"), "MNEMO_EMBEDDER": "hash", "MNEMO_LOG_LEVEL": "warning"})
+    mnemo = str(Path(sys.executable).parent / "mnemo")
+    try:
+        assert subprocess.run([mnemo, "up"], env=env, capture_output=True, timeout=120).returncode == 0
+        yield env
+    finally:
+        subprocess.run([mnemo, "down"], env=env, capture_output=True, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_stopped_stack_is_said_plainly_and_the_page_recovers_when_it_is_back(own_stack, browser):
+    mnemo = str(Path(sys.executable).parent / "mnemo")
+    viewer = subprocess.Popen([sys.executable, "-m", "viewer", "--port", "0"], env=own_stack, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert viewer.stdout is not None
+        url = viewer.stdout.readline().split(": ", 1)[1].strip()
+        browser.goto(url)
+        assert browser.evaluate("document.querySelector('[data-service=\"search\"]').classList.contains('up')")
+
+        assert subprocess.run([mnemo, "down"], env=own_stack, capture_output=True, timeout=60).returncode == 0
+        wait_for(lambda: browser.evaluate("!document.getElementById('stack-problem').hidden"), 10, "the down banner")
+        banner = browser.evaluate("document.getElementById('stack-problem').textContent")
+        assert "not running" in banner and "mnemo up" in banner
+        page = browser.evaluate("document.body.innerText")
+        assert "UNAVAILABLE" not in page and "grpc" not in page.lower() and "No records yet" not in page
+        assert browser.evaluate("document.querySelector('[data-service=\"search\"]').classList.contains('down')")
+        browser.screenshot("timeline-stack-down")
+        browser.goto(url.split("?")[0])  # a page opened while it is down says so too
+        page = browser.evaluate("document.body.innerText")
+        assert "not running" in page and "No records yet" not in page and "UNAVAILABLE" not in page
+
+        assert subprocess.run([mnemo, "up"], env=own_stack, capture_output=True, timeout=120).returncode == 0
+        wait_for(lambda: browser.evaluate("document.getElementById('stack-problem')?.hidden === true"
+                                          " && !!document.querySelector('[data-count=\"observations\"]')"),
+                 15, "the page to recover")
+        assert browser.evaluate("Array.from(document.querySelectorAll('[data-service]'))"
+                                ".every(p => p.classList.contains('up'))")
+    finally:
+        viewer.terminate()
+        viewer.wait(timeout=10)
+        if viewer.stdout is not None:
+            viewer.stdout.close()
