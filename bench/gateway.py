@@ -61,6 +61,7 @@ BARE_SERVER = textwrap.dedent('''
 
 # claude-mem 13.25.3's tools/list (15 tools) as bench/peer.py measured it (issue 18).
 CLAUDE_MEM_TOOLS_LIST_CHARS = 9_217
+TOOLS_LIST_MAX_CHARS = 10_000  # issue 33: the default profile's 19 tools on the wire
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
@@ -103,10 +104,19 @@ def print_tools_cost(tools: list[dict]) -> None:
         output = len(json.dumps(tool["outputSchema"])) if "outputSchema" in tool else 0
         print(f"{tool['name']:<24} {chars:>7,} {chars // 4:>8,} {output:>14,}")
     total = len(json.dumps(tools))
+    wire = wire_chars(tools)
     print(f"{'whole tools array':<24} {total:>7,} {total // 4:>8,}")
     print(f"\n{'measure':<44} {'mnemo':>10} {'claude-mem':>10} {'ratio':>7} {'target':>7}")
     print(f"{f'tools/list chars ({len(tools)} vs 15 tools)':<44} {total:>10,} {CLAUDE_MEM_TOOLS_LIST_CHARS:>10,} "
-          f"{total / CLAUDE_MEM_TOOLS_LIST_CHARS:>7.2f} {'<=1.0':>7}")
+          f"{total / CLAUDE_MEM_TOOLS_LIST_CHARS:>7.2f} {'-':>7}")
+    print(f"{'tools/list result on the wire (host receives)':<44} {wire:>10,} {'':>10} {'':>7} "
+          f"{f'<={TOOLS_LIST_MAX_CHARS:,}':>7}")
+
+
+def wire_chars(tools: list[dict]) -> int:
+    """The tools/list result as the gateway writes it on stdout (compact JSON, UTF-8 as is):
+    what the host receives (issue 33's budget)."""
+    return len(json.dumps({"tools": tools}, ensure_ascii=False, separators=(",", ":")))
 
 
 def print_profiles_cost() -> None:
