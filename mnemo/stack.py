@@ -118,8 +118,11 @@ def _wait_for_stack(settings: Settings, deadline: float, waiting: WaitingFor | N
 def ensure_stack_shown(settings: Settings, timeout: float | None = None) -> bool:
     """ensure_stack for a person at a terminal: while services start, one progress line on
     stderr says which ones it still waits for (nothing when the stack is already up)."""
+    from mnemo.cli import route_logs
     from mnemo.progress import Progress
 
+    ensure_private_dirs(settings)
+    route_logs(settings)  # the home exists now: its logs go to logs/cli.log, not to the terminal
     progress = Progress()
     shown: list[bool] = []
 
