@@ -47,7 +47,11 @@ def post_tool_use(hook: HookCall) -> dict[str, Any]:
     event_kind = str(hook.payload.get("hook_event_name") or "PostToolUse")
     tool_input = clean_value(hook.payload.get("tool_input"))
     tool_response = clean_value(_response_of(hook.payload, event_kind))
-    row = record_tool_use(hook, state, tool_name, tool_input, tool_response)
+    from capture.persisted import fit_response
+
+    # Stored whole or not at all: the store's byte cap would leave JSON that Stop cannot read.
+    stored = fit_response(tool_response, int(getattr(hook.settings, "tool_uses_cap_bytes", 0) or 0))
+    row = record_tool_use(hook, state, tool_name, tool_input, stored)
     if tool_name in READ_ONLY_TOOLS and event_kind != FAILURE_EVENT:
         hook.journal.append({"t": row.id, "n": state.prompt_number, "r": 1})
         return {}

@@ -10,6 +10,7 @@ transcript's folder when the payload names one): the path is host input.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -47,3 +48,38 @@ def _tail(path: Path, transcript_dir: Path | str | None) -> str:
         return ""
     text = data.decode("utf-8", "replace")
     return text[text.find("\n") + 1:] if size > _READ_MAX_BYTES else text  # from a whole line
+
+
+# --------------------------------------------------------------------------------------
+# what the store keeps
+
+_CUT_MARK = "\n[... {n} characters cut ...]\n"
+
+
+def fit_response(response: Any, cap_bytes: int) -> Any:
+    """`response` small enough that its JSON stays whole under the store's cap
+    (tool_uses_cap_bytes cuts the bytes, which would leave JSON nobody can read back at Stop):
+    the longest text is halved until it fits, keeping its head and, three times longer, its
+    tail, where summaries and failing names are."""
+    if not isinstance(response, dict) or cap_bytes <= 0:
+        return response
+    budget = int(cap_bytes * 0.9)  # the store's own cleaning may lengthen a little
+    fitted = dict(response)
+    for _ in range(64):
+        excess = _size(fitted) - budget
+        longest = max((k for k, v in fitted.items() if isinstance(v, str)), key=lambda k: len(fitted[k]), default="")
+        if excess <= 0 or not longest or len(fitted[longest]) < 64:
+            return fitted
+        text = fitted[longest]
+        fitted[longest] = _head_and_tail(text, max(len(text) // 2, len(text) - excess))
+    return fitted
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
+
+
+def _head_and_tail(text: str, keep: int) -> str:
+    head = keep // 4
+    tail = keep - head
+    return text[:head] + _CUT_MARK.format(n=len(text) - keep) + (text[-tail:] if tail else "")

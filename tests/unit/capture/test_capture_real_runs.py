@@ -15,7 +15,7 @@ import pytest
 from capture.drafts import Draft, ToolEvent
 from capture.observer import observe
 from capture.observer_shell import shell_verdict
-from capture.persisted import PERSISTED_TAIL, with_persisted_output
+from capture.persisted import PERSISTED_TAIL, fit_response, with_persisted_output
 from capture.summary import summarize
 from tests.fixtures.observer.deliveries import (
     DELIVERIES,
@@ -208,3 +208,13 @@ def test_the_claude_deliveries_have_the_shapes_the_real_cli_sent(tmp_path):
         else:
             kept = {k: v for k, v in real["tool_response"].items() if k != "persistedOutputPath"}
             assert {k: v for k, v in ours["tool_response"].items() if k != "persistedOutputPath"} == kept
+
+
+def test_a_large_response_is_stored_whole_under_the_cap_with_its_end_kept():
+    response = {"stdout": "a" * 30_000 + "END", "stderr": "", "interrupted": False,
+                "persistedOutputTail": "line\n" * 4000 + "1 failed, 459 passed"}
+    fitted = fit_response(response, 16_384)
+    stored = json.dumps(fitted, ensure_ascii=False).encode()
+    assert len(stored) <= 16_384 and json.loads(stored)["interrupted"] is False
+    assert fitted["stdout"].endswith("END") and fitted["persistedOutputTail"].endswith("1 failed, 459 passed")
+    assert fit_response({"error": "Exit code 1\nshort"}, 16_384) == {"error": "Exit code 1\nshort"}
