@@ -105,9 +105,13 @@ def test_detached_workers_keep_the_order_the_host_fired_them_in(stack, project):
                "duration_ms": 900}
     success = {**base(project), "tool_name": "Bash", "tool_use_id": "p1", "tool_input": command,
                "tool_response": {"stdout": "..\n2 passed in 0.04s", "stderr": "", "interrupted": False}}
-    runs = [run_hook("PostToolUseFailure", failure, env), run_hook("PostToolUse", success, env),
+    # The edit between them is what makes the passing run a fix (capture.fixes).
+    edit = {**base(project), "tool_name": "Edit", "tool_use_id": "e1", "tool_response": {},
+            "tool_input": {"file_path": f"{project}/calc.py", "old_string": "a - b", "new_string": "a + b"}}
+    runs = [run_hook("PostToolUseFailure", failure, env), run_hook("PostToolUse", edit, env),
+            run_hook("PostToolUse", success, env),
             run_hook("Stop", {**base(project), "last_assistant_message": "Fixed."}, env)]
-    assert [(r.returncode, r.stdout) for r in runs] == [(0, "{}")] * 3
+    assert [(r.returncode, r.stdout) for r in runs] == [(0, "{}")] * 4
     wait_for_workers(stack.home)
     titles = [o["title"] for o in observations(stack.database)]
     assert titles[0] == "Tests failed: pytest -q tests: test_add"
