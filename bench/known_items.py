@@ -63,7 +63,9 @@ TRIES = 5  # candidate words or pairs of a note checked against the index
 ABSENT_DRAW = 2  # absent candidates drawn per query kept (some are in the index after stemming)
 ORDINARY_DF = 100
 DEPTH = 10
-_IDENTIFIER = re.compile(r"[A-Za-z_][\w]*(?:[._/][\w]+)+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w+_\w+")
+# A token written as code, whole (not the tail of a longer one: `DecodeError` in `UnicodeDecodeError`).
+_IDENTIFIER = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*(?:[._/]\w+)+|[a-z]+[A-Z]\w*|[A-Z]+[a-z]+[A-Z]\w*"
+                         r"|[A-Z]{2,}[a-z]\w*|\w+_\w+)(?!\w)")
 _FIX = re.compile(r"\bfix", re.IGNORECASE)
 CLASSES = ("rare word", "identifier", "two words", "filtered", "absent word", "absent two words")
 
