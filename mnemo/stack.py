@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -301,8 +302,11 @@ def _run_foreground(settings: Settings) -> int:
     outcome: dict[str, bool] = {}
     viewer: list[subprocess.Popen[bytes]] = []
 
+    from mnemo.progress import spinning
+
     def started(ok: bool) -> None:
         outcome["ok"] = ok
+        starting.close()
         if not ok:
             print(f"mnemo up: the stack did not become healthy; see {settings.logs_dir}/", file=sys.stderr)
             return
@@ -312,9 +316,13 @@ def _run_foreground(settings: Settings) -> int:
         viewer.append(_start_viewer(settings))
         print("\nServing. A service that dies is restarted. Press Ctrl-C to stop.", flush=True)
 
+    # A spinner until the services answer (started() ends it), on a terminal only.
+    starting = ExitStack()
+    starting.enter_context(spinning(f"starting {', '.join(local_services(settings))}"))
     try:
         code = supervisor.supervise(settings, lambda: bool(received) or outcome.get("ok") is False, started)
     finally:
+        starting.close()
         for proc in viewer:
             _stop_child(proc)
     if code == supervisor.ALREADY_RUNNING:

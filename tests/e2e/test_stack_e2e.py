@@ -69,7 +69,7 @@ def test_ten_concurrent_starters_start_one_stack_then_up_status_down(clean_stack
 
     up = mnemo(settings, "up")  # idempotent: nothing new is started
     assert up.returncode == 0, up.stdout + up.stderr
-    assert "claude mcp add mcp-search -e MNEMO_HOME=" in up.stdout and " mcp\n" in up.stdout
+    assert "claude mcp add -s user mcp-search -e MNEMO_HOME=" in up.stdout and " mcp\n" in up.stdout
     assert '"mcpServers"' in up.stdout
     assert services_of(settings.home) == running
 
@@ -128,7 +128,7 @@ def test_up_foreground_stops_everything_on_ctrl_c(clean_stack):
                 break
         assert lines and lines[-1].startswith("mnemo viewer: http://127.0.0.1:"), "".join(lines)
         assert any(line.startswith("Serving.") for line in lines)
-        assert any("claude mcp add mcp-search" in line for line in lines)
+        assert any("claude mcp add -s user mcp-search" in line for line in lines)
         running = services_of(settings.home)
         assert all(len(pids) == 1 for pids in running.values())
         assert [argv for _, argv in processes_of(settings.home) if b"ui" in argv]  # make run serves the viewer
