@@ -31,7 +31,7 @@ def one_line(err: BaseException, settings: Settings | None) -> str:
 
 
 def _mnemo(err: MnemoError) -> str:
-    text = str(err)
+    text = f"{err.code}: {err}"  # the code too: scripts and tests match on it
     if err.code == "UNAVAILABLE":
         return f"{text}; is the stack running? `mnemo status` shows it, `mnemo up` starts it"
     return text

@@ -5,6 +5,7 @@ written fails, and --json carries the overall status."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from importlib import metadata
 
@@ -71,11 +72,16 @@ def test_hooks_of_another_home_fail(user_home, tmp_path):
     assert check.status == doctor.FAIL and "hooks" in check.detail
 
 
+def at_home(tmp_path, home):
+    """Settings for `home` as it is, even where loading settings refuses it (doctor must say why)."""
+    return dataclasses.replace(load_settings({"home": str(tmp_path)}), home=home)
+
+
 def test_a_home_that_cannot_be_created_fails(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     for home in (blocker, blocker / "home"):
-        check = doctor.home(load_settings({"home": str(home)}))[0]
+        check = doctor.home(at_home(tmp_path, home))[0]
         assert check.status == doctor.FAIL and "--home" in check.detail
     assert doctor.home(load_settings({"home": str(tmp_path / "new")}))[0].status == doctor.OK
 
@@ -83,7 +89,7 @@ def test_a_home_that_cannot_be_created_fails(tmp_path):
 def test_json_has_the_overall_status(user_home, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code = doctor.run_doctor(load_settings({"home": str(blocker)}), argparse.Namespace(json=True))
+    code = doctor.run_doctor(at_home(tmp_path, blocker), argparse.Namespace(json=True))
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["status"] == "fail"
     assert {"check", "status", "detail"} <= set(report["checks"][0])
