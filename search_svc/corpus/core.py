@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from mnemo import llm
 from mnemo.config import Settings
-from mnemo.errors import Aborted, FailedPrecondition, MnemoError, NotFound
+from mnemo.errors import Aborted, FailedPrecondition, MnemoError, NotFound, Unavailable
 from mnemo.logs import get_logger
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
@@ -294,8 +294,9 @@ def _require_index(corpus: store_pb2.Corpus) -> None:
     if state in ("primed", "stale"):
         return
     if state == "priming":
-        raise FailedPrecondition(f'corpus "{corpus.name}" is being primed; wait for prime_corpus to '
-                                 "finish, then ask again")
+        # Retryable: the job ends by itself (a reprime's query used to meet a half-reset index).
+        raise Unavailable(f'corpus "{corpus.name}" is being primed; ask again when prime_corpus has '
+                          "finished (list_corpora shows its progress)")
     reason = f" (the last job failed: {corpus.last_job.message})" if state == "failed" else ""
     raise FailedPrecondition(f'corpus "{corpus.name}" is not primed{reason}; call prime_corpus with name '
                              f'"{corpus.name}" first, then query_corpus')

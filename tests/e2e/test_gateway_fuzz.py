@@ -265,7 +265,7 @@ def test_concurrent_corpus_jobs_and_queries_answer_retryable_errors_only(slow_co
         thread.join()
     channel.close()
     print(sorted(codes.items()))
-    allowed = {"job ok", "job FAILED_PRECONDITION", "query ok", "query FAILED_PRECONDITION", "query UNAVAILABLE",
-               "query ABORTED", "job ABORTED"}
+    # A second job is refused while one runs; a query meanwhile is told to ask again (retryable).
+    allowed = {"job ok", "job FAILED_PRECONDITION", "query ok", "query UNAVAILABLE"}
     assert set(codes) <= allowed, codes
-    assert codes["job ok"] >= 1 and codes["query ok"] + codes["query FAILED_PRECONDITION"] >= 1
+    assert codes["job ok"] >= 1 and codes["query ok"] >= 1
