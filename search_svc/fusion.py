@@ -95,6 +95,9 @@ class FusionParams:
     specificity_weight: float = 0.0
     """What a candidate gains per standard deviation of specificity above the candidates' mean
     (with_specificity; 0 = off)."""
+    evidence_weight: float = 0.0
+    """What a candidate gains per unit of lexical evidence, the share of the query's idf-weighted
+    terms it holds (with_evidence; 0 = off)."""
 
 
 # The in-sample choice of bench/locomo.py's grid (with the store's context words); leave-one-conversation-out
@@ -285,6 +288,18 @@ def with_specificity(fused: list[Fused], specificity: Mapping[Key, float],
         return list(fused)
     scale = params.specificity_weight / spread
     out = [_raised(f, scale * (v - mean)) if (v := specificity.get(f.key, 0.0)) > 0 else f for f in fused]
+    _order(out)
+    return out
+
+
+def with_evidence(fused: list[Fused], evidence: Mapping[Key, float],
+                  params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
+    """Each candidate gains evidence_weight x its lexical evidence (`evidence`: key -> share of the
+    query's idf-weighted terms it holds, store_svc.evidence): of two candidates that fuse alike,
+    the one holding more of what the query names ranks first (coordination). Returns a new ranking."""
+    if params.evidence_weight <= 0 or not evidence:
+        return list(fused)
+    out = [_raised(f, params.evidence_weight * e) if (e := evidence.get(f.key, 0.0)) > 0 else f for f in fused]
     _order(out)
     return out
 

@@ -53,6 +53,7 @@ from search_svc.fusion import (
     above_floor,
     fuse,
     with_context,
+    with_evidence,
     with_period_bonus,
     with_question_penalty,
     with_specificity,
@@ -393,8 +394,10 @@ class Retrieval:
         fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
         fused = with_question_penalty(fused, {key for key, row in by_key.items() if row.asks}, self.fusion)
         fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
+        evidence: dict[Hashable, float] = {ref_key(row.ref): row.evidence for row in lexical.hits}
+        fused = with_evidence(fused, evidence, self.fusion)
         fused = above_floor(fused, floor, _not_yet_embedded(lexical, semantic), placement, self.fusion,
-                            evidence={ref_key(row.ref): row.evidence for row in lexical.hits})
+                            evidence=evidence)
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

@@ -228,3 +228,11 @@ def test_evidence_makes_a_match_beside_it_as_a_gate_does():
              Fused("later", 1.5, None, 2, similarity=0.35)]
     placement = {"words": ("p", 0), "answer": ("p", 60_000), "later": ("p", 7_200_000)}
     assert keys(above_floor(fused, floor, placement=placement, evidence={"words": 1.0})) == ["words", "answer", "later"]
+
+
+def test_evidence_weight_ranks_the_candidate_holding_more_of_the_query_first():
+    from search_svc.fusion import with_evidence
+
+    fused = [Fused("some", 2.0, 1, 1), Fused("all", 1.5, 2, 2)]
+    assert keys(with_evidence(fused, {"some": 0.4, "all": 1.0}, FusionParams(evidence_weight=1.0))) == ["all", "some"]
+    assert with_evidence(fused, {"some": 0.4, "all": 1.0}, FusionParams()) == fused  # off by default
