@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 
 from mnemo.config import Settings, ensure_private_dirs
 from mnemo.logs import configure_logging
@@ -19,6 +20,10 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     listen = settings.listen_address(args.service)
     check_bind_policy(listen, tls_cert=settings.tls_cert, tls_key=settings.tls_key, auth_token=settings.auth_token,
                       insecure_no_auth=settings.insecure_no_auth)
+    if not listen.startswith("unix:") and not settings.auth_token:  # allowed by insecure_no_auth only
+        # On the terminal too, whatever the log settings: the person who typed the flag reads it.
+        print(f"mnemo serve: WARNING: {listen} serves without a token: any user of this machine can read "
+              "and write this memory (--insecure-no-auth)", file=sys.stderr)
     ensure_private_dirs(settings)
     configure_logging(settings.log_level, settings.log_file or None, service=f"{args.service}_svc",
                       max_bytes=settings.log_max_bytes, backups=settings.log_backups)

@@ -72,7 +72,7 @@ def test_insecure_no_auth_serves_and_warns_at_start(settings):
     finally:
         proc.terminate()
         _, stderr = proc.communicate(timeout=30)
-    assert "unauthenticated_listener" in stderr
+    assert "unauthenticated_listener" in stderr and "WARNING: 127.0.0.1" in stderr
 
 
 def test_a_served_token_refuses_calls_without_it(settings):
