@@ -47,10 +47,18 @@ def error_text(err: MnemoError, spec: ToolSpec | None = None) -> str:
     return f"{text} {step}" if step else text
 
 
+# How grpc words a connection lost mid-call (a service may have seen the request), as opposed to
+# an UNAVAILABLE a service answered on purpose ("vector_svc is not reachable") or a refusal.
+_LOST_MID_CALL = ("reset", "socket closed", "connection closed", "stream removed", "broken pipe", "eof")
+
+
 def _outcome_unknown(err: MnemoError) -> bool:
-    """The service may have seen the request: a deadline, or UNAVAILABLE other than a refused
-    connection (which the client already retried, since then no service saw it)."""
-    return isinstance(err, DeadlineExceeded) or (isinstance(err, Unavailable) and not is_refusal(err))
+    """The service may have done the request without answering: a deadline, or a connection
+    lost mid-call (a refused one was retried by the client: no service saw it)."""
+    if isinstance(err, DeadlineExceeded):
+        return True
+    lost = isinstance(err, Unavailable) and not is_refusal(err)
+    return lost and any(marker in err.message.lower() for marker in _LOST_MID_CALL)
 
 
 def error_result(err: MnemoError, spec: ToolSpec | None = None) -> ToolResult:

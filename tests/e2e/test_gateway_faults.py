@@ -24,8 +24,8 @@ def test_timeout_in_the_service_is_reported_and_not_retried(settings):
         async with mcp_session(env) as session:
             tools = await session.list_tools()
             needs_backend = [t.name for t in tools.tools if BY_NAME[t.name].capability]
-            # "search" alone serves only the legacy search, which the default profile answers unlisted.
-            assert needs_backend == []
+            # "search" alone serves only the legacy search, which the default profile lists (spec 000's 19).
+            assert needs_backend == ["search", "timeline", "get_observations"]
             result = await session.call_tool("search", {"query": "slow"})
             assert result.is_error
             assert result_text(result).startswith("DEADLINE_EXCEEDED:")

@@ -91,7 +91,7 @@ def test_a_failed_job_keeps_its_status_code_in_the_tool_result(settings):
     finally:
         handle.stop(0)
     assert result.is_error
-    assert result_text(result).startswith("UNAVAILABLE: vector_svc is not reachable The memory service")
+    assert result_text(result).startswith("UNAVAILABLE: vector_svc is not reachable. The memory service")
     assert "chunk 1/3" in received and servicer.prime_calls == 1  # seen by the service: not sent again
 
 

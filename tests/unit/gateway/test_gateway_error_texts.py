@@ -54,9 +54,11 @@ def test_a_write_whose_outcome_is_unknown_says_so_and_whether_to_retry(err: Mnem
         assert spec.read_only or spec.retry_note, spec.name
 
 
-def test_a_refused_connection_keeps_its_own_step():
+def test_a_refused_connection_or_a_services_own_answer_keeps_its_step():
     refused = Unavailable("failed to connect to all addresses; connection refused")
     assert "may have happened" not in error_text(refused, BY_NAME["save_memory"])
+    answered = Unavailable("vector_svc is not reachable")  # the service said so: the job did not run
+    assert "may have happened" not in error_text(answered, BY_NAME["prime_corpus"])
 
 
 def test_a_missing_file_is_said_to_be_missing(tmp_path):
