@@ -143,9 +143,10 @@ def _failure_texts(hook: HookCall, row_id: int, observation_ids: list[int]) -> d
 def _what(event: ToolEvent) -> str:
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
     if event.tool_name == "Bash":
-        from capture.observer_shell import command_label
+        from capture.observer_shell import command_label, where_it_ran
 
-        return f"`{command_label(str(inputs['command']), 160)}`" if inputs.get("command") else "Bash"
+        command = str(inputs.get("command") or "")
+        return f"`{command_label(command, 160)}`{where_it_ran(command)}" if command else "Bash"
     from capture.drafts import relative_path
 
     path = relative_path(inputs.get("file_path") or inputs.get("notebook_path") or "", event.cwd)

@@ -26,7 +26,7 @@ def bash_draft(event: ToolEvent) -> Draft:
     command = str(inputs.get("command", ""))
     description = str(inputs.get("description", "")).strip()
     verdict = shell_verdict(event)
-    short = command_label(command)
+    short = command_label(command) + where_it_ran(command)
     kind = command_kind(command)
     type_, title, concepts = _classify(command, kind, verdict, short)
     subtitle = description or f"{verdict.outcome}: {short}"
@@ -51,6 +51,14 @@ def command_label(command: str, limit: int = 100) -> str:
     and a program run by its path named by its file name (facts and narratives keep it whole)."""
     shown = _OUTPUT_FILTER.sub("", without_leading_cd(command))
     return first_line(PROGRAM_PATH.sub("", shown, count=1), limit)
+
+
+def where_it_ran(command: str) -> str:
+    """" in packages/api" for a command run from a subfolder named relatively (`cd packages/api
+    && pytest`): in a monorepo, the same command in two packages is two things."""
+    cd = re.match(r"""^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|/~$][^\s;&|]*)\s*&&""", command)
+    folder = cd.group(1).strip("\"'") if cd else ""
+    return f" in {folder}" if folder not in (".", "") and not folder.startswith(("/", "~", "$")) else ""
 
 
 # What only trims a command's output for the reader (`2>&1 | tail -5`): not shown in titles.

@@ -50,7 +50,9 @@ def test_fixed_only_for_the_same_command_in_the_same_directory_after_an_edit(set
     replay_session(env, "monorepo", "real-monorepo")
     fixes = [r["title"] for r in rows(settings.database, "SELECT title FROM observations WHERE title LIKE 'Fixed:%'")]
     # api fails, core passes (not its fix), api fails behind a pipe, the edit, api passes: one fix.
-    assert fixes == ["Fixed: `python -m pytest -q -p no:cacheprovider` succeeds now"]
+    assert fixes == ["Fixed: `python -m pytest -q -p no:cacheprovider` in packages/api succeeds now"]
+    titles = [r["title"] for r in rows(settings.database, "SELECT title FROM observations WHERE type = 'bugfix'")]
+    assert "Tests failed: python -m pytest -q -p no:cacheprovider in packages/api: test_route" in titles
     [fix] = rows(settings.database, "SELECT id FROM observations WHERE title LIKE 'Fixed:%'")
     linked = rows(settings.database, f"SELECT t.tool_input FROM observation_tool_uses l JOIN tool_uses t "
                                      f"ON t.id = l.tool_use_id WHERE l.observation_id = {int(fix['id'])}")
