@@ -61,8 +61,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         if url:  # a viewer already serves this home: a new link into it, no second server
             _announce(url, args, "(a new link into the viewer already running; it works once, in one browser)")
             return 0
+    sock = bind(int(port or 0))  # first: a port in use is said before any stack is started
     ensure_services(settings)
-    sock = bind(int(port or 0))
     bound = sock.getsockname()[1]
     gate = Gate()
     client = MemoryClient(settings)
