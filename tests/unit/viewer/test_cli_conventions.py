@@ -151,3 +151,12 @@ def test_a_spinner_leaves_what_the_command_prints_whole(monkeypatch, capsys):
         print("reindexed: 3 changes applied")
     out = capsys.readouterr()
     assert out.out == "reindexed: 3 changes applied\n" and "rebuilding" not in out.out
+
+
+def test_piped_titles_are_whole():
+    from viewer.terminal import table
+
+    title = "A long title " * 20
+    out = io.StringIO()
+    table([{"display_id": "#1", "type": "bugfix", "created_at": "2026-01-01", "project": "p", "title": title}], out)
+    assert " ".join(title.split()) in out.getvalue() and "…" not in out.getvalue()
