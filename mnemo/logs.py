@@ -21,6 +21,18 @@ from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
 _LEVELS = {name: logging.getLevelNamesMapping()[name.upper()] for name in LOG_LEVELS}
 
 
+class _CurrentStderr:
+    """sys.stderr as it is at each write, not as it was when logging was configured: a command
+    run in-process (tests capture stderr, then close the capture) must not leave every later
+    log line aimed at a closed stream ("I/O operation on closed file", an INTERNAL)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str = "info", file: str | Path | None = None, service: str = "",
                       *, max_bytes: int = LOG_MAX_BYTES_DEFAULT, backups: int = LOG_BACKUPS_DEFAULT) -> None:
     """Route stdlib logging and structlog to one JSON stream on stderr or in `file`
@@ -30,7 +42,7 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
         Path(file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = RotatingFile(file, max_bytes, backups)  # type: ignore[assignment]
     else:
-        stream = sys.stderr
+        stream = _CurrentStderr()  # type: ignore[assignment]
     numeric = _LEVELS.get(level.lower(), logging.INFO)
     processors: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
