@@ -1,296 +1,51 @@
-"""mnemo next to claude-mem 13.25.3, measured side by side in one run on one corpus.
+"""mnemo next to claude-mem 13.25.3 as its users run it (Chroma on), in one run on one corpus.
 
-Installs bun and claude-mem from npm into a temp dir (two steps: bun, then claude-mem with
---legacy-peer-deps; one combined install loops on peer dependencies), keeps claude-mem's
-HOME and data dir inside that dir with telemetry off, Chroma off (its vector path cannot
-start offline) and its LLM paths pointed at local stubs (CLAUDE_CODE_PATH is a script that
-exits 1, ANTHROPIC_BASE_URL a local HTTP server answering 503), so no real `claude` starts.
-The corpus is generated deterministically into claude-mem's own database (created by its
-worker), imported into a private mnemo home with `mnemo import`, and both MCP servers are
-asked the same queries, interleaved, over raw JSON-RPC on their stdio (no client library on
-either side). Prints the table with ratios and the load average. Not part of `make test`.
+Installs bun and claude-mem from npm into a temp dir and runs two claude-mem installs side by
+side on copies of one corpus: full-text (`CLAUDE_MEM_CHROMA_ENABLED=false`) and hybrid (its
+Chroma path on, offline: bench/peer_chroma.py). The corpus is generated deterministically into
+claude-mem's own database (created by its worker), dated within the last 30 days, imported
+into a private mnemo home with `mnemo import`; all are asked the same queries, interleaved,
+over raw JSON-RPC on their stdio (no client library on either side). Before measuring, the
+bench confirms claude-mem's collection holds the corpus and answers a paraphrase. Prints the
+table with ratios, the machine and the load average. Not part of `make test`.
 
-    .venv/bin/python bench/peer.py [--observations 10000] [--embedder minilm-int8|hash]
+    .venv/bin/python bench/peer.py [--observations 10000] [--embedder minilm-int8|hash] [--idle-exit 60]
 
-mnemo runs with `vector_idle_release_s` at --idle-release (default 30 s, the product's default
-is 600): after the searches the bench waits until vector_svc has let its model go, measures
-the idle RSS again and times the first search after it (the model's reload).
+mnemo runs with `vector_idle_exit_s` at --idle-exit (the product's default is 600): after the
+searches the bench waits until vector_svc has idled out, measures the idle memory, and times
+the first search after it (answered lexically while vector_svc warms up) and the time until
+searches are hybrid again. Skips with a message where npm or node is missing.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.server
 import json
 import os
+import platform
+import re
+import resource
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.peer_corpus import generate_corpus, make_queries  # noqa: E402
-from bench.store import cpu_seconds, rss_mib  # noqa: E402
+from bench import peer_chroma  # noqa: E402
+from bench.peer_corpus import PLACES, SUBJECTS, generate_corpus, make_queries, paraphrase_queries  # noqa: E402
+from bench.peer_procs import StdioPeer, cold_start, llm_stub, side_cpu_s, side_memory  # noqa: E402
+from bench.peer_sides import ClaudeMem, Mnemo, install_claude_mem  # noqa: E402
 
-CLAUDE_MEM = "claude-mem@13.25.3"
-WARM_QUERIES = 5  # asked of both sides before the timed queries
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "peer-bench", "version": "0"}}}
-
-
-# ---------- processes ----------------------------------------------------------------------
-
-
-class StdioPeer:
-    """One MCP server over raw JSON-RPC lines: no client library on either side."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env, cwd=str(cwd))
-        self.next_id = 1
-
-    def send(self, obj: dict) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(obj) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})})
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("the MCP server exited")
-            reply = json.loads(line)
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def open(self) -> dict:
-        """initialize + initialized + tools/list; returns the tools/list result."""
-        self.send(INIT)
-        assert self.proc.stdout is not None
-        while json.loads(self.proc.stdout.readline()).get("id") != 0:
-            pass
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return self.request("tools/list")["result"]
-
-    def call(self, tool: str, arguments: dict) -> dict:
-        reply = self.request("tools/call", {"name": tool, "arguments": arguments})
-        if "error" in reply or reply["result"].get("isError"):
-            raise RuntimeError(f"{tool} failed: {json.dumps(reply)[:300]}")
-        return reply["result"]
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-
-
-def cold_start(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, dict]:
-    started = time.perf_counter()
-    peer = StdioPeer(argv, env, cwd)
-    listed = peer.open()
-    elapsed = time.perf_counter() - started
-    peer.close()
-    return elapsed, listed
-
-
-def side_pids(marker: str) -> list[str]:
-    """Every process (but this one) whose command line or environment names `marker`."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        if int(pid) == os.getpid():
-            continue
-        try:
-            seen = (Path(f"/proc/{pid}/cmdline").read_bytes() + Path(f"/proc/{pid}/environ").read_bytes())
-        except OSError:
-            continue
-        if marker.encode() in seen:
-            pids.append(pid)
-    return pids
-
-
-def _side_total(marker: str, measure: Callable[[int], float]) -> float:
-    """`measure` summed over the side's processes (one that exits meanwhile counts nothing)."""
-    total = 0.0
-    for pid in side_pids(marker):
-        try:
-            total += measure(int(pid))
-        except OSError:
-            continue
-    return total
-
-
-def side_rss_mib(marker: str) -> float:
-    """Summed RSS of the side's processes."""
-    return _side_total(marker, rss_mib)
-
-
-def side_cpu_s(marker: str) -> float:
-    """CPU seconds (user + system) the side's processes have used so far."""
-    return _side_total(marker, cpu_seconds)
-
-
-class _Refuse(http.server.BaseHTTPRequestHandler):
-    def _refuse(self) -> None:
-        self.send_response(503)
-        self.end_headers()
-        self.wfile.write(b'{"error":"local stub: no LLM in this benchmark"}')
-
-    do_GET = do_POST = _refuse
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class names it)
-        pass
-
-
-def llm_stub() -> http.server.ThreadingHTTPServer:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-# ---------- claude-mem ---------------------------------------------------------------------
-
-
-class ClaudeMem:
-    def __init__(self, root: Path, stub_url: str):
-        self.root, self.home = root, root / "home"
-        self.data = self.home / ".claude-mem"
-        self.scripts = root / "node_modules" / "claude-mem" / "plugin" / "scripts"
-        self.port = free_port()
-        self.data.mkdir(parents=True)
-        fake_claude = root / "claude-stub"
-        fake_claude.write_text("#!/bin/sh\necho 'local stub: no claude in this benchmark' >&2\nexit 1\n")
-        fake_claude.chmod(0o755)
-        settings = {"CLAUDE_MEM_WORKER_PORT": str(self.port), "CLAUDE_MEM_DATA_DIR": str(self.data),
-                    "CLAUDE_MEM_CHROMA_ENABLED": "false", "CLAUDE_MEM_TELEMETRY": "false",
-                    "CLAUDE_CODE_PATH": str(fake_claude), "CLAUDE_MEM_LOG_LEVEL": "WARN"}
-        (self.data / "settings.json").write_text(json.dumps(settings))
-        self.env = {"PATH": f"{root / 'node_modules' / '.bin'}:{os.environ.get('PATH', '')}",
-                    "HOME": str(self.home), "DO_NOT_TRACK": "1", "CLAUDE_MEM_TELEMETRY": "false",
-                    "ANTHROPIC_BASE_URL": stub_url, "ANTHROPIC_API_KEY": "local-stub",
-                    **settings}
-
-    def install(self) -> None:
-        npm = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(self.root)]
-        for extra in (["bun"], ["--legacy-peer-deps", CLAUDE_MEM]):
-            subprocess.run(npm + extra, check=True, capture_output=True, timeout=900)
-
-    def worker(self, action: str) -> None:
-        subprocess.run(["bun", str(self.scripts / "worker-service.cjs"), action], env=self.env, cwd=str(self.home),
-                       check=True, capture_output=True, timeout=120)
-
-    def mcp_argv(self) -> list[str]:
-        return ["node", str(self.scripts / "mcp-server.cjs")]
-
-    def hook_ms(self, handler: str, payload: dict) -> float:
-        argv = ["node", str(self.scripts / "bun-runner.js"), str(self.scripts / "worker-service.cjs"),
-                "hook", "claude-code", handler]
-        return timed_run(argv, payload, self.env, self.home)
-
-
-def timed_run(argv: list[str], payload: dict, env: dict[str, str], cwd: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, input=json.dumps(payload).encode(), env=env, cwd=str(cwd), capture_output=True,
-                   timeout=120, check=True)
-    return (time.perf_counter() - started) * 1000
-
-
-# ---------- mnemo --------------------------------------------------------------------------
-
-
-class Mnemo:
-    def __init__(self, root: Path, embedder: str, idle_release_s: float):
-        from mnemo.config import load_settings, with_overrides
-
-        self.home = root / "mnemo-home"
-        self.settings = with_overrides(load_settings({"home": str(self.home)}, environ={}), embedder=embedder,
-                                       log_level="warning", vector_idle_release_s=idle_release_s)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
-        self.env.update(MNEMO_HOME=str(self.home), MNEMO_EMBEDDER=embedder, MNEMO_LOG_LEVEL="warning",
-                        MNEMO_VECTOR_IDLE_RELEASE_S=str(idle_release_s))
-
-    def up(self) -> None:
-        from mnemo.config import ensure_private_dirs
-        from mnemo.stack import ensure_stack
-
-        ensure_private_dirs(self.settings)
-        if not ensure_stack(self.settings, 180):
-            raise RuntimeError("the mnemo stack did not become healthy")
-
-    def down(self) -> None:
-        from mnemo.stack import run_down
-
-        run_down(self.settings, None)
-
-    def cli(self, *args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "mnemo.cli", *args], env=self.env, cwd=str(REPO),
-                              capture_output=True, text=True, timeout=3600)
-        if done.returncode != 0:
-            raise RuntimeError(f"mnemo {args[0]}: {done.stderr[-500:]}")
-        return done.stdout
-
-    def wait_for_vectors(self, timeout_s: float) -> float:
-        """Seconds until the vector index has caught up with the store (polled, no sleep guesses)."""
-        started = time.perf_counter()
-        while time.perf_counter() - started < timeout_s:
-            vector = json.loads(self.cli("stats", "--json")).get("vector") or {}
-            if vector.get("lag") == 0:
-                return time.perf_counter() - started
-            time.sleep(1.0)
-        raise RuntimeError(f"vector lag did not reach 0 within {timeout_s:.0f} s")
-
-    def wait_model_released(self, timeout_s: float) -> float:
-        """Seconds until vector_svc reports its model let go (Status.model_loaded false)."""
-        from mnemo.grpc_client import connect
-        from mnemo.v1 import vector_pb2, vector_pb2_grpc
-
-        client = connect(self.settings, "vector", vector_pb2_grpc.VectorServiceStub)
-        started = time.perf_counter()
-        try:
-            while client.stub.Status(vector_pb2.VectorStatusRequest(), timeout=10).model_loaded:
-                if time.perf_counter() - started > timeout_s:
-                    raise RuntimeError(f"vector_svc kept its model for {timeout_s:.0f} s")
-                time.sleep(0.5)
-        finally:
-            client.close()
-        return time.perf_counter() - started
-
-    def vector_off(self) -> None:
-        """From now on the stack runs without vector_svc (`vector = "off"`: full-text search only)."""
-        from mnemo.config import with_overrides
-
-        self.settings = with_overrides(self.settings, vector="off")
-        self.env["MNEMO_VECTOR"] = "off"
-
-    def mcp_argv(self) -> list[str]:
-        return [sys.executable, "-m", "mnemo.cli", "mcp"]
-
-    def hook_ms(self, event: str, payload: dict) -> float:
-        return timed_run([sys.executable, "-m", "mnemo.cli", "hook", event], payload, self.env, REPO)
-
-
-# ---------- report -------------------------------------------------------------------------
+WARM_QUERIES = 5  # asked of every side before the timed queries
+TOP = 20  # results asked per search, and the depth of recall
+Row = tuple[str, str, str, str, str]  # figure, claude-mem full-text, claude-mem hybrid, mnemo, ratio
+TITLE = re.compile("(" + "|".join(map(re.escape, SUBJECTS)) + ") in (" + "|".join(map(re.escape, PLACES)) + ")",
+                   re.IGNORECASE)
 
 
 def p(values: list[float], q: float) -> float:
@@ -307,26 +62,209 @@ def tools_size(listed: dict) -> tuple[int, int]:
     return len(listed["tools"]), len(json.dumps(listed["tools"]))
 
 
-def search_rows(cm: StdioPeer, mn: StdioPeer, queries: list[str],
-                mnemo_tools: tuple[str, ...] = ("search", "mem_search")) -> dict[str, list[float]]:
-    calls = {"claude-mem search": (cm, "search", {"limit": 20}),
-             **{f"mnemo {tool}": (mn, tool, {"limit": 20}) for tool in mnemo_tools}}
+def mib(memory: tuple[float, float, float], part: str) -> str:
+    rss, pss, share = memory
+    return f"{rss:.0f} ({pss:.0f}) MiB" + (f", {part} {share:.0f}" if share else "")
+
+
+def text_of(result: dict) -> str:
+    return "\n".join(block.get("text", "") for block in result.get("content", []))
+
+
+def child_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+# ---------- steps --------------------------------------------------------------------------
+
+
+def prepare(cms: dict[str, ClaudeMem], mn: Mnemo, opts: argparse.Namespace) -> list[Row]:
+    """The corpus in both claude-mem databases and in mnemo; claude-mem's collection filled and checked."""
+    for cm in cms.values():
+        cm.worker("start")  # creates claude-mem's database with its own schema
+        cm.worker("stop")
+        written = generate_corpus(cm.db, opts.observations)
+    mn.up()
+    started, cpu = time.perf_counter(), side_cpu_s(str(mn.home))
+    mn.cli("import", str(cms["hybrid"].db))
+    imported_s = time.perf_counter() - started
+    indexed_s = mn.wait_for_vectors(opts.index_timeout)
+    mn_cpu = side_cpu_s(str(mn.home)) - cpu
+    after_index = side_memory(str(mn.home), "vector")
+    fill, fill_s, fill_cpu, backfill_s = chroma_collection(cms["hybrid"])
+    cm_index = side_memory(str(cms["hybrid"].home), "chroma-mcp")
+    cms["hybrid"].worker("stop")
+    check = peer_chroma.check(peer_chroma.chroma_venv(), cms["hybrid"].home, cms["hybrid"].data,
+                              cms["hybrid"].last_observations(peer_chroma.LEFT_TO_CLAUDE_MEM))
+    if check["checked"] != check["expected"] or not 0 <= check["max_abs_diff"] < 1e-4:
+        raise RuntimeError(f"claude-mem's own vectors differ from the fill's: {check}")
+    if check["documents"] != fill["written"] + check["expected"]:
+        raise RuntimeError(f"claude-mem's collection does not hold the corpus: {check}, fill {fill}")
+    for cm in cms.values():
+        cm.worker("start")
+    return [
+        ("corpus", f"{written:,} records", "same database", f"`mnemo import` {written / imported_s:,.0f} records/s",
+         "-"),
+        ("vector indexing of the corpus", "-",
+         f"{check['documents']:,} documents; filled directly {fill_s:.0f} s, {fill_cpu:.0f} CPU-s; its own "
+         f"backfill of the last {check['expected']} documents {backfill_s:.0f} s (vectors equal, max diff "
+         f"{check['max_abs_diff']:.1e})",
+         f"caught up {indexed_s:.0f} s after the import, {mn_cpu:.0f} CPU-s", ratio(mn_cpu, fill_cpu)),
+        ("RSS (PSS) after indexing", "-", mib(cm_index, "chroma-mcp"), mib(after_index, "vector_svc"),
+         ratio(after_index[0], cm_index[0])),
+    ]
+
+
+def chroma_collection(cm: ClaudeMem) -> tuple[dict, float, float, float]:
+    """Fill claude-mem's collection but for a few records, start its worker with Chroma on, and
+    wait for its own backfill to embed those: (fill reply, fill s, fill CPU-s, backfill s)."""
+    venv = peer_chroma.chroma_venv()
+    peer_chroma.place_model(cm.home, venv)
+    left = cm.last_observations(peer_chroma.LEFT_TO_CLAUDE_MEM)
+    started, cpu = time.perf_counter(), child_cpu_s()
+    fill = peer_chroma.fill(venv, cm.home, cm.data, left)
+    fill_s, fill_cpu = time.perf_counter() - started, child_cpu_s() - cpu
+    started = time.perf_counter()
+    cm.worker("start")
+    tops = cm.highest_ids()
+    while not peer_chroma.sync_complete(cm.data, tops):
+        if time.perf_counter() - started > 1800:
+            raise RuntimeError("claude-mem's Chroma backfill did not finish within 30 minutes")
+        time.sleep(1.0)
+    return fill, fill_s, fill_cpu, time.perf_counter() - started
+
+
+def starts_rows(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[Row]:
+    starts: dict[str, list[float]] = {"cm": [], "mn": []}
+    listed: dict[str, dict] = {}
+    for _ in range(opts.starts):
+        for key, argv, env, cwd in (("cm", cm.mcp_argv(), cm.env, cm.home), ("mn", mn.mcp_argv(), mn.env, REPO)):
+            elapsed, listed[key] = cold_start(argv, env, cwd)
+            starts[key].append(elapsed)
+    c, m = statistics.median(starts["cm"]), statistics.median(starts["mn"])
+    (cn, cc), (mc, mchars) = tools_size(listed["cm"]), tools_size(listed["mn"])
+    return [("cold start to tools/list p50 (its launcher)", f"{c * 1000:.0f} ms", "same", f"{m * 1000:.0f} ms",
+             ratio(m, c)),
+            ("tool definitions (tools/list JSON)", f"{cn} tools, {cc:,} chars", "same",
+             f"{mc} tools, {mchars:,} chars", ratio(mchars, cc))]
+
+
+def search_times(calls: dict[str, tuple[StdioPeer, str]], queries: list[str]) -> dict[str, list[float]]:
+    """Each caller asks every query; who goes first rotates, so load drifts hit all alike."""
     times: dict[str, list[float]] = {name: [] for name in calls}
-    for q in queries[:WARM_QUERIES]:  # warm both sides alike
-        for peer, tool, extra in calls.values():
-            peer.call(tool, {"query": q, **extra})
+    for q in queries[:WARM_QUERIES]:
+        for peer, tool in calls.values():
+            peer.call(tool, {"query": q, "limit": TOP})
     for i, q in enumerate(queries):
-        names = list(calls)[i % len(calls):] + list(calls)[:i % len(calls)]  # rotate who goes first
+        names = list(calls)[i % len(calls):] + list(calls)[:i % len(calls)]
         for name in names:
-            peer, tool, extra = calls[name]
+            peer, tool = calls[name]
             started = time.perf_counter()
-            peer.call(tool, {"query": q, **extra})
+            peer.call(tool, {"query": q, "limit": TOP})
             times[name].append(time.perf_counter() - started)
     return times
 
 
-def hook_rows(cm: ClaudeMem, mn: Mnemo, runs: int) -> dict[str, tuple[list[float], list[float]]]:
-    rows: dict[str, tuple[list[float], list[float]]] = {"UserPromptSubmit": ([], []), "PostToolUse": ([], [])}
+def search_rows(peers: dict[str, StdioPeer], homes: dict[str, Path], opts: argparse.Namespace) -> list[Row]:
+    calls = {"full": (peers["full"], "search"), "hybrid": (peers["hybrid"], "search"),
+             "mnemo search": (peers["mnemo"], "search"), "mnemo mem_search": (peers["mnemo"], "mem_search")}
+    cpu = {side: side_cpu_s(str(home)) for side, home in homes.items()}
+    times = search_times(calls, make_queries(opts.queries))
+    per_call = opts.queries + WARM_QUERIES
+    cpu_ms = {side: (side_cpu_s(str(home)) - cpu[side]) * 1000 / per_call for side, home in homes.items()}
+    cpu_ms["mnemo"] /= 2  # two tools asked each query
+    full, hybrid = p(times["full"], .5), p(times["hybrid"], .5)
+    rows: list[Row] = []
+    for name in ("mnemo search", "mnemo mem_search"):
+        ours = p(times[name], .5)
+        rows.append((f"MCP {name.split()[1]} p50 / p95, {opts.observations:,} observations",
+                     f"{full:.1f} / {p(times['full'], .95):.1f} ms", f"{hybrid:.1f} / {p(times['hybrid'], .95):.1f} ms",
+                     f"{ours:.1f} / {p(times[name], .95):.1f} ms",
+                     f"{ratio(ours, hybrid)} (full-text {ratio(ours, full)})"))
+    rows.append(("CPU per search, every process of the side", f"{cpu_ms['full']:.1f} ms",
+                 f"{cpu_ms['hybrid']:.1f} ms", f"{cpu_ms['mnemo']:.1f} ms", ratio(cpu_ms["mnemo"], cpu_ms["hybrid"])))
+    return rows
+
+
+def recall_row(peers: dict[str, StdioPeer], cm: ClaudeMem) -> Row:
+    """Paraphrased queries (no word shared with the corpus): recall@TOP and how many got any row."""
+    import sqlite3
+
+    conn = sqlite3.connect(cm.db)
+    cells = {}
+    for side, tool in (("full", "search"), ("hybrid", "search"), ("mnemo", "search")):
+        recalls, answered = [], 0
+        for q in paraphrase_queries():
+            relevant = conn.execute("SELECT COUNT(*) FROM observations WHERE title LIKE ?",
+                                    (f"% {q.means}",)).fetchone()[0]
+            lines = text_of(peers[side].call(tool, {"query": q.query, "limit": TOP})).splitlines()
+            rows = [line for line in lines if TITLE.search(line)]
+            hits = sum(1 for line in rows if q.means.lower() in line.lower())
+            recalls.append(min(hits, TOP) / max(1, min(relevant, TOP)))
+            answered += bool(rows)
+        cells[side] = (statistics.mean(recalls), answered)
+    conn.close()
+    fmt = {side: f"{r:.3f} / {a}" for side, (r, a) in cells.items()}
+    return (f"paraphrased queries ({len(paraphrase_queries())}, no shared word): recall@{TOP} / answered",
+            fmt["full"], fmt["hybrid"], fmt["mnemo"], ratio(cells["mnemo"][0], cells["hybrid"][0]))
+
+
+def confirm_hybrid(peer: StdioPeer) -> None:
+    """claude-mem's vector path must answer a paraphrase before anything is measured."""
+    q = paraphrase_queries()[0]
+    text = text_of(peer.call("search", {"query": q.query, "limit": TOP}))
+    if not any(TITLE.search(line) for line in text.splitlines()):
+        raise RuntimeError(f"claude-mem with Chroma on found nothing for the paraphrase {q.query!r}: {text[:400]}")
+
+
+def rest_rows(peers: dict[str, StdioPeer], homes: dict[str, Path], mn: Mnemo, opts: argparse.Namespace) -> list[Row]:
+    """Idle memory once vector_svc has idled out, and the first search after that."""
+    waited = mn.wait_rest(opts.idle_exit * 3 + 120)
+    idle = {side: side_memory(str(home)) for side, home in homes.items()}
+    started = time.perf_counter()
+    text = text_of(peers["mnemo"].call("search", {"query": "token refresh in the nightly job", "limit": TOP}))
+    first_ms = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    while mn.strategy("token refresh") != "hybrid":
+        if time.perf_counter() - started > 300:
+            raise RuntimeError("searches were not hybrid again within 300 s of the wake")
+        time.sleep(0.1)
+    hybrid_s = time.perf_counter() - started
+    notice = "says it warms up" if "warming up" in text else "NO NOTICE"
+    return [(f"idle RSS (PSS) of the whole stack, mnemo's vector_svc idled out ({opts.idle_exit:g} s unused, "
+             f"{waited:.0f} s after the searches)", mib(idle["full"], ""), mib(idle["hybrid"], ""),
+             mib(idle["mnemo"], ""), f"{ratio(idle['mnemo'][0], idle['hybrid'][0])} "
+             f"(full-text {ratio(idle['mnemo'][0], idle['full'][0])})"),
+            ("first search after the idle-out (lexical, and wakes vector_svc); then hybrid again after", "-", "-",
+             f"{first_ms:.0f} ms ({notice}); {hybrid_s:.1f} s", "-")]
+
+
+def first_search_row(cm: ClaudeMem, mn: Mnemo) -> Row:
+    """A cold start of the whole stack: its MCP server spawned with nothing running, up to the
+    first search's answer (claude-mem with Chroma on: its worker and chroma-mcp start too)."""
+    cm.worker("stop")
+    mn.down()
+    timings = {}
+    for key, argv, env, cwd in (("cm", cm.mcp_argv(), cm.env, cm.home), ("mn", mn.mcp_argv(), mn.env, REPO)):
+        started = time.perf_counter()
+        if key == "cm":
+            cm.worker("start")  # as its SessionStart hook does: its MCP server does not start the worker
+        peer = StdioPeer(argv, env, cwd)
+        try:
+            peer.open()
+            peer.call("search", {"query": "login redirect", "limit": TOP})
+            timings[key] = time.perf_counter() - started
+        finally:
+            peer.close()
+    mn.up()
+    return ("first search after a cold start of the whole stack (claude-mem: its worker started as its "
+            "SessionStart hook starts it)", "-", f"{timings['cm']:.1f} s",
+            f"{timings['mn']:.1f} s", ratio(timings["mn"], timings["cm"]))
+
+
+def hook_rows(cm: ClaudeMem, mn: Mnemo, runs: int) -> list[Row]:
+    rows: dict[str, tuple[list[float], list[float]]] = {"UserPromptSubmit": ([], []), "PostToolUse Read": ([], [])}
     for run in range(runs):
         base = {"session_id": f"peer-hook-{run}", "cwd": str(REPO), "transcript_path": ""}
         prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "why does the login redirect loop?"}
@@ -334,96 +272,17 @@ def hook_rows(cm: ClaudeMem, mn: Mnemo, runs: int) -> dict[str, tuple[list[float
                 "tool_input": {"file_path": str(REPO / "README.md")}, "tool_response": {"content": "x"}}
         rows["UserPromptSubmit"][0].append(cm.hook_ms("session-init", prompt))
         rows["UserPromptSubmit"][1].append(mn.hook_ms("UserPromptSubmit", prompt))
-        rows["PostToolUse"][0].append(cm.hook_ms("observation", tool))
-        rows["PostToolUse"][1].append(mn.hook_ms("PostToolUse", tool))
-    return rows
+        rows["PostToolUse Read"][0].append(cm.hook_ms("observation", tool))
+        rows["PostToolUse Read"][1].append(mn.hook_ms("PostToolUse", tool))
+    out = []
+    for name, (theirs, ours) in rows.items():
+        c, m = statistics.median(theirs), statistics.median(ours)
+        out.append((f"hook {name} p50", f"{c:.0f} ms", "same", f"{m:.0f} ms", ratio(m, c)))
+    return out
 
 
-def print_table(rows: list[tuple[str, str, str, str]], opts: argparse.Namespace) -> None:
-    print()
-    print("| figure | claude-mem | mnemo | mnemo / claude-mem |\n|---|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
-    load = os.getloadavg()
-    print(f"\n{opts.observations} observations, {opts.queries} queries interleaved, embedder {opts.embedder}, "
-          f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-
-
-def measure(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
-    rows = []
-    cm.worker("start")  # creates claude-mem's database with its own schema
-    cm.worker("stop")
-    written = generate_corpus(cm.data / "claude-mem.db", opts.observations)
-    cm.worker("start")
-    mn.up()
-    started = time.perf_counter()
-    mn.cli("import", str(cm.data / "claude-mem.db"))
-    rate = written / (time.perf_counter() - started)
-    indexed_s = mn.wait_for_vectors(opts.index_timeout)
-    rows.append(("import of the corpus database", "-", f"{rate:,.0f} records/s ({written:,} records); "
-                 f"vectors caught up {indexed_s:.0f} s later", "-"))
-
-    starts: dict[str, list[float]] = {"cm": [], "mn": []}
-    listed: dict[str, dict] = {}
-    for _ in range(opts.starts):
-        for key, side in (("cm", cm), ("mn", mn)):
-            elapsed, listed[key] = cold_start(side.mcp_argv(), side.env, side.home if key == "cm" else REPO)
-            starts[key].append(elapsed)
-    c, m = statistics.median(starts["cm"]), statistics.median(starts["mn"])
-    rows.append(("cold start to tools/list p50", f"{c * 1000:.0f} ms", f"{m * 1000:.0f} ms", ratio(m, c)))
-    (cn, cc), (mc, mchars) = tools_size(listed["cm"]), tools_size(listed["mn"])
-    rows.append(("tool definitions (tools/list JSON)", f"{cn} tools, {cc:,} chars (~{cc // 4:,} tokens)",
-                 f"{mc} tools, {mchars:,} chars (~{mchars // 4:,} tokens)", ratio(mchars, cc)))
-
-    cm_peer, mn_peer = StdioPeer(cm.mcp_argv(), cm.env, cm.home), StdioPeer(mn.mcp_argv(), mn.env, REPO)
-    try:
-        cm_peer.open()
-        mn_peer.open()
-        cpu_before = side_cpu_s(str(cm.home)), side_cpu_s(str(mn.home))
-        times = search_rows(cm_peer, mn_peer, make_queries(opts.queries))
-        cm_cpu, mn_cpu = (side_cpu_s(str(cm.home)) - cpu_before[0]), (side_cpu_s(str(mn.home)) - cpu_before[1])
-        theirs = times["claude-mem search"]
-        for name in ("mnemo search", "mnemo mem_search"):
-            rows.append((f"MCP {name.split()[1]} p50 / p95 (hybrid), {opts.observations:,}",
-                         f"{p(theirs, .5):.1f} / {p(theirs, .95):.1f} ms (full-text)",
-                         f"{p(times[name], .5):.1f} / {p(times[name], .95):.1f} ms",
-                         ratio(p(times[name], .5), p(theirs, .5))))
-        cm_calls = len(theirs) + WARM_QUERIES
-        mn_calls = len(times["mnemo search"]) + len(times["mnemo mem_search"]) + 2 * WARM_QUERIES
-        cm_ms, mn_ms = cm_cpu * 1000 / cm_calls, mn_cpu * 1000 / mn_calls
-        rows.append(("CPU time per search, every process of the side (mnemo: search and mem_search)",
-                     f"{cm_ms:.1f} ms", f"{mn_ms:.1f} ms", ratio(mn_ms, cm_ms)))
-        cm_rss, mn_rss = side_rss_mib(str(cm.home)), side_rss_mib(str(mn.home))
-        rows.append(("idle RSS of the whole stack after the searches", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB",
-                     ratio(mn_rss, cm_rss)))
-        if opts.embedder != "hash":  # the hash embedder has no model to let go
-            rows += released_rows(cm, mn, mn_peer, opts)
-    finally:
-        cm_peer.close()
-        mn_peer.close()
-    rows += fulltext_rows(cm, mn, opts)
-    rows.append(("MCP search p50 at 1k / 10k / 100k", "n/a", "n/a", "run again with --observations 1000 / 100000"))
-    for name, (theirs_h, ours_h) in hook_rows(cm, mn, opts.hook_runs).items():
-        c, m = statistics.median(theirs_h), statistics.median(ours_h)
-        rows.append((f"hook {name} p50", f"{c:.0f} ms", f"{m:.0f} ms", ratio(m, c)))
-    return rows
-
-
-def released_rows(cm: ClaudeMem, mn: Mnemo, mn_peer: StdioPeer,
-                  opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
-    """Idle RSS once vector_svc has let its model go, and the first search after that."""
-    waited = mn.wait_model_released(opts.idle_release * 3 + 60)
-    cm_rss, mn_rss = side_rss_mib(str(cm.home)), side_rss_mib(str(mn.home))
-    started = time.perf_counter()
-    mn_peer.call("search", {"query": "a question nobody asked before the pause", "limit": 20})
-    reload_ms = (time.perf_counter() - started) * 1000
-    return [(f"idle RSS once the model is let go ({opts.idle_release:g} s unused; {waited:.0f} s after the searches)",
-             f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB", ratio(mn_rss, cm_rss)),
-            ("MCP search right after that (loads the model again)", "-", f"{reload_ms:.0f} ms", "-")]
-
-
-def fulltext_rows(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tuple[str, str, str, str]]:
-    """mnemo restarted with `vector = "off"` (no vector_svc), against claude-mem again in the same way."""
+def fulltext_row(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> Row:
+    """mnemo restarted with `vector = "off"` (no vector_svc), against claude-mem full-text again."""
     mn.down()
     mn.vector_off()
     mn.up()
@@ -431,16 +290,56 @@ def fulltext_rows(cm: ClaudeMem, mn: Mnemo, opts: argparse.Namespace) -> list[tu
     try:
         cm_peer.open()
         mn_peer.open()
-        times = search_rows(cm_peer, mn_peer, make_queries(opts.queries), mnemo_tools=("search",))
-        theirs, ours = times["claude-mem search"], times["mnemo search"]
-        cm_rss, mn_rss = side_rss_mib(str(cm.home)), side_rss_mib(str(mn.home))
+        times = search_times({"full": (cm_peer, "search"), "mnemo": (mn_peer, "search")}, make_queries(opts.queries))
     finally:
         cm_peer.close()
         mn_peer.close()
-    return [(f"MCP search p50 / p95, mnemo full-text only (`vector = \"off\"`), {opts.observations:,}",
-             f"{p(theirs, .5):.1f} / {p(theirs, .95):.1f} ms", f"{p(ours, .5):.1f} / {p(ours, .95):.1f} ms",
-             ratio(p(ours, .5), p(theirs, .5))),
-            ("idle RSS, mnemo full-text only", f"{cm_rss:.0f} MiB", f"{mn_rss:.0f} MiB", ratio(mn_rss, cm_rss))]
+    full, ours = p(times["full"], .5), p(times["mnemo"], .5)
+    return ("MCP search p50, mnemo full-text only (`vector = \"off\"`)", f"{full:.1f} ms", "-", f"{ours:.1f} ms",
+            f"full-text {ratio(ours, full)}")
+
+
+def measure(cms: dict[str, ClaudeMem], mn: Mnemo, opts: argparse.Namespace, rows: list[Row]) -> None:
+    """Appends each row as it is measured: a failure later still leaves the table of what was."""
+    rows += prepare(cms, mn, opts)
+    rows += starts_rows(cms["full"], mn, opts)
+    homes = {"full": cms["full"].home, "hybrid": cms["hybrid"].home, "mnemo": mn.home}
+    peers = {"full": StdioPeer(cms["full"].mcp_argv(), cms["full"].env, cms["full"].home),
+             "hybrid": StdioPeer(cms["hybrid"].mcp_argv(), cms["hybrid"].env, cms["hybrid"].home),
+             "mnemo": StdioPeer(mn.mcp_argv(), mn.env, REPO)}
+    try:
+        for peer in peers.values():
+            peer.open()
+        confirm_hybrid(peers["hybrid"])
+        rows += search_rows(peers, homes, opts)
+        after = {"full": side_memory(str(homes["full"])), "hybrid": side_memory(str(homes["hybrid"]), "chroma-mcp"),
+                 "mnemo": side_memory(str(homes["mnemo"]), "vector")}
+        rss, pss = ratio(after["mnemo"][0], after["hybrid"][0]), ratio(after["mnemo"][1], after["hybrid"][1])
+        rows.append(("RSS (PSS) of the whole stack after the searches", mib(after["full"], ""),
+                     mib(after["hybrid"], "chroma-mcp"), mib(after["mnemo"], "vector_svc"), f"{rss} (PSS {pss})"))
+        rows.append(recall_row(peers, cms["hybrid"]))
+        if opts.embedder != "hash":  # the hash embedder's index answers no paraphrase anyway
+            rows += rest_rows(peers, homes, mn, opts)
+    finally:
+        for peer in peers.values():
+            peer.close()
+    rows.append(first_search_row(cms["hybrid"], mn))
+    rows += hook_rows(cms["full"], mn, opts.hook_runs)
+    rows.append(fulltext_row(cms["full"], mn, opts))
+
+
+def print_table(rows: list[Row], opts: argparse.Namespace) -> None:
+    print()
+    print("| figure | claude-mem full-text | claude-mem hybrid (Chroma on) | mnemo | mnemo / claude-mem hybrid |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    load = os.getloadavg()
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    print(f"\n{opts.observations:,} observations, {opts.queries} queries interleaved, mnemo embedder {opts.embedder}; "
+          f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}; "
+          f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
 
 def main() -> int:
@@ -451,31 +350,37 @@ def main() -> int:
     parser.add_argument("--hook-runs", type=int, default=5)
     parser.add_argument("--embedder", default="minilm-int8", help="mnemo's embedder (hash: no model)")
     parser.add_argument("--index-timeout", type=float, default=3600)
-    parser.add_argument("--idle-release", type=float, default=30.0,
-                        help="mnemo's vector_idle_release_s for this run (seconds)")
+    parser.add_argument("--idle-exit", type=float, default=60.0, help="mnemo's vector_idle_exit_s for this run (s)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
     opts = parser.parse_args()
     if not (shutil.which("npm") and shutil.which("node")):
         print("bench/peer.py: skipped: npm and node are needed to install and run claude-mem", file=sys.stderr)
         return 0
-    sys.path.insert(0, str(REPO))
     root = Path(tempfile.mkdtemp(prefix="mnemo-peer-"))
     stub = llm_stub()
-    cm = ClaudeMem(root, f"http://127.0.0.1:{stub.server_address[1]}")
-    mn = Mnemo(root, opts.embedder, opts.idle_release)
+    stub_url = f"http://127.0.0.1:{stub.server_address[1]}"
+    venv = peer_chroma.chroma_venv()
+    bin_dir = root / "bin"
+    peer_chroma.install_uvx_shim(bin_dir, venv)
+    cms = {"full": ClaudeMem(root, stub_url, "cm-full"),
+           "hybrid": ClaudeMem(root, stub_url, "cm-hybrid", chroma=True, bin_dir=bin_dir)}
+    mn = Mnemo(root, opts.embedder, opts.idle_exit)
+    rows: list[Row] = []
     try:
-        print(f"installing bun and {CLAUDE_MEM} into {root} ...", flush=True)
-        cm.install()
-        rows = measure(cm, mn, opts)
+        print(f"installing bun and claude-mem into {root} ...", flush=True)
+        install_claude_mem(root)
+        measure(cms, mn, opts, rows)
     finally:
-        for stop in (lambda: cm.worker("stop"), mn.down, stub.shutdown):
+        print_table(rows, opts)
+        for stop in (*(lambda cm=cm: cm.worker("stop") for cm in cms.values()), mn.down, stub.shutdown):
             try:
                 stop()
             except Exception as err:  # a failed stop must not hide the others or the table
                 print(f"cleanup: {err}", file=sys.stderr)
-        if not opts.keep:
+        if opts.keep:
+            print(f"kept {root}")
+        else:
             shutil.rmtree(root, ignore_errors=True)
-    print_table(rows, opts)
     return 0
 
 

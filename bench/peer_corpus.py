@@ -1,8 +1,10 @@
 """bench/peer.py's corpus: claude-mem's schema filled deterministically, and the queries.
 
 200 sessions over 5 projects, one prompt and one summary per session, observations "<Verb>
-<subject> in <place>" (seed 18); queries of one to four adjacent words of those titles, so
-claude-mem's phrase match can hit too.
+<subject> in <place>" (seed 18), dated within the last 30 days (claude-mem's semantic search
+drops hits older than 90 days); queries of one to four adjacent words of those titles, so
+claude-mem's phrase match can hit too; and paraphrased queries that share no word with the
+corpus, labelled by the (subject, place) of the titles they mean.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 PROJECTS = ["billing-api", "web-dashboard", "infra-tools", "mobile-app", "data-pipeline"]
@@ -21,6 +25,7 @@ SUBJECTS = ["login redirect", "token refresh", "cache invalidation", "retry back
             "search index", "deploy rollback", "memory leak", "config loader", "feature flag",
             "payment reconcile", "image resize", "queue consumer", "log rotation", "csv export"]
 VERBS = ["fixed", "added", "reworked", "found", "chose", "changed"]
+CORPUS_AGE_DAYS = 30
 PLACES = ["the auth module", "the worker pool", "the HTTP client", "the nightly job", "the admin page",
           "the CLI", "the sync service", "the test harness"]
 
@@ -38,7 +43,7 @@ def generate_corpus(db: Path, observations: int, sessions: int = 200) -> int:
     """Fill claude-mem's schema (its worker created it) deterministically; returns rows written."""
     rng = random.Random(18)
     conn = sqlite3.connect(db)
-    base_ms = 1_764_000_000_000
+    base_ms = (int(time.time()) // 86_400 - CORPUS_AGE_DAYS) * 86_400_000  # midnight UTC, 30 days ago
     per_session = max(1, observations // sessions)
     rows = 0
     with conn:
@@ -94,4 +99,51 @@ def make_queries(n: int = 40) -> list[str]:
         width = 1 + i % 4
         start = rng.randrange(0, max(1, len(words) - width + 1))
         out.append(" ".join(words[start:start + width]))
+    return out
+
+
+# Paraphrases that share no word with the corpus (checked by paraphrase_queries).
+SUBJECT_PARAPHRASES = {
+    "login redirect": "user signin forwarding", "token refresh": "renewing expired credentials",
+    "cache invalidation": "evicting stale memoized entries", "retry backoff": "exponential delay between reattempts",
+    "schema migration": "database structure upgrade", "socket timeout": "network connection hangs",
+    "parser error": "syntax analysis failure", "build cache": "compilation artifact reuse",
+    "rate limiter": "request throttling", "webhook signature": "callback payload hmac verification",
+    "search index": "lookup catalog", "deploy rollback": "reverting a bad release",
+    "memory leak": "ram growing without bound", "config loader": "reading settings files",
+    "feature flag": "toggle for experimental functionality", "payment reconcile": "matching invoices with charges",
+    "image resize": "scaling pictures down", "queue consumer": "message backlog reader",
+    "log rotation": "archiving old logfiles", "csv export": "spreadsheet download of records",
+}
+PLACE_PARAPHRASES = {
+    "the auth module": "authentication component", "the worker pool": "background thread group",
+    "the HTTP client": "outbound request library", "the nightly job": "scheduled overnight task",
+    "the admin page": "administrator screen", "the CLI": "command line tool",
+    "the sync service": "synchronisation daemon", "the test harness": "qa scaffolding",
+}
+CORPUS_WORDS = (" ".join([*SUBJECTS, *PLACES, *VERBS, *PROJECTS, *OBS_TYPES]) + " while working on path misbehaved "
+                "next to code step traced it and change keeps intact uses please look at problem work fix logs "
+                "tests depends config patched tested watch metrics how works src py")
+
+
+@dataclass(frozen=True)
+class Paraphrase:
+    """A query with no word of the corpus, and the title phrase of the observations it means."""
+
+    query: str
+    means: str  # "<subject> in <place>", as every relevant observation's title holds it
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def paraphrase_queries(n: int = 30) -> list[Paraphrase]:
+    rng = random.Random(30)
+    pairs = sorted({(s, p) for s in SUBJECTS for p in PLACES})
+    chosen = rng.sample(pairs, n)
+    out = [Paraphrase(f"{SUBJECT_PARAPHRASES[s]} within the {PLACE_PARAPHRASES[p]}".replace(" the ", " "),
+                      f"{s} in {p}") for s, p in chosen]
+    shared = {q.query: words(q.query) & words(CORPUS_WORDS) for q in out}
+    assert not any(shared.values()), f"paraphrases sharing words with the corpus: {shared}"
     return out
