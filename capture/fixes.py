@@ -66,6 +66,8 @@ def track(store: FailureStore, event: ToolEvent, verdict: Verdict | None, record
     """Remember a failure (`record`, e.g. its row ids), note a change, or return the failure
     this success fixes (None: it fixes nothing). `verdict` is the shell verdict of a Bash use."""
     keys = failure_keys(event)
+    if verdict is not None and verdict.note:
+        return None  # grep without a match, diff finding differences: neither a failure nor a fix
     if event.failed_call or (verdict is not None and verdict.failed):
         if verdict is not None and verdict.interrupted:
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from capture.commands import PROGRAM_PATH, VCS_COMMANDS, command_kind, test_runner, without_leading_cd
@@ -69,6 +70,9 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
     """(type, title, concepts) of a run: failures are bugfix candidates; nothing is called
     passed unless the verdict says it succeeded."""
     vcs = VCS_COMMANDS.match(command)
+    if verdict.note:  # a benign non-zero exit: what it found, not a problem to solve
+        label = "Inspected" if kind == "inspect" else "Ran"
+        return "discovery", f"{label}: {short} ({verdict.note})", ["how-it-works"]
     if verdict.failed:
         label = "Tests failed" if kind == "test" else "Command failed"
         names = ", ".join(_short_name(n) for n in verdict.failing[:3])
@@ -104,6 +108,8 @@ def _facts(command: str, verdict: Verdict) -> list[str]:
 def _outcome_sentence(verdict: Verdict) -> str:
     if verdict.interrupted:
         return "It was interrupted before it finished."
+    if verdict.note:
+        return f"It exited non-zero: {verdict.note}."
     if verdict.failed:
         return "It failed" + (f" ({verdict.counts})" if verdict.counts else "") + "."
     if verdict.succeeded:
@@ -126,7 +132,15 @@ def shell_verdict(event: ToolEvent) -> Verdict:
     else:
         host_says = UNKNOWN
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
-    return judge(text, host_says, exit_code, interrupted, str(inputs.get("command", "")))
+    verdict = judge(text, host_says, exit_code, interrupted, str(inputs.get("command", "")))
+    benign = event.tool_response.get(BENIGN_EXIT) if isinstance(event.tool_response, dict) else None
+    if isinstance(benign, str) and benign and not interrupted:
+        # Claude Code's PostToolUse for grep without a match, `test` false, diff: a non-zero exit.
+        return replace(verdict, outcome=FAILED, failing=(), error_line=benign, note=benign)
+    return verdict
+
+
+BENIGN_EXIT = "returnCodeInterpretation"
 
 
 def _shell_parts(response: Any) -> tuple[str, int | None, bool]:

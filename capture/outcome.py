@@ -38,6 +38,9 @@ class Verdict:
     exit_code: int | None = None
     interrupted: bool = False
     evidence: list[str] = field(default_factory=list)
+    note: str = ""
+    """The host's reading of a benign non-zero exit ("No matches found", "Files differ"):
+    the command did exit non-zero, but nothing is broken."""
 
     @property
     def failed(self) -> bool:

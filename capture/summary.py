@@ -89,7 +89,8 @@ class _Run:
         directory, _ = directory_and_command(event.cwd, command)
         where = relative_path(directory, event.cwd) if directory != event.cwd else ""
         label = f"`{command_label(command, 120)}`" + (f" in {where}" if where else "")
-        return _Run(label, (directory, key), command_kind(command), verdict.failed, verdict.succeeded, detail,
+        failed = verdict.failed and not verdict.note  # a grep without a match is nothing to fix
+        return _Run(label, (directory, key), command_kind(command), failed, verdict.succeeded, detail,
                     changes_before)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from capture.drafts import Draft, ToolEvent
+from capture.fixes import MemoryFailures, track
 from capture.observer import observe
 from capture.observer_shell import shell_verdict
 from capture.persisted import PERSISTED_TAIL, fit_response, with_persisted_output
@@ -218,3 +219,18 @@ def test_a_large_response_is_stored_whole_under_the_cap_with_its_end_kept():
     assert len(stored) <= 16_384 and json.loads(stored)["interrupted"] is False
     assert fitted["stdout"].endswith("END") and fitted["persistedOutputTail"].endswith("1 failed, 459 passed")
     assert fit_response({"error": "Exit code 1\nshort"}, 16_384) == {"error": "Exit code 1\nshort"}
+
+
+def test_benign_non_zero_exits_are_told_but_are_no_problem_to_fix():
+    recorded = json.loads((Path(__file__).parents[2] / "fixtures/observer/claude_payloads.json").read_text())
+    benign = [p for p in recorded["payloads"] if "returnCodeInterpretation" in p.get("tool_response", {})]
+    assert len(benign) == 3  # grep without a match, `test -f` false, diff: PostToolUse, as the real CLI sent them
+    events = [ToolEvent("Bash", p["tool_input"], p["tool_response"], p["cwd"]) for p in benign]
+    for event, payload in zip(events, benign, strict=True):
+        [draft] = observe(event)
+        note = payload["tool_response"]["returnCodeInterpretation"]
+        assert "Outcome: failed" in draft.facts and draft.type == "discovery" and draft.title.endswith(f"({note})")
+    store = MemoryFailures()
+    assert all(track(store, e, shell_verdict(e), {"row": 0}) is None for e in events) and not store.failures
+    summary = summarize([], events, [])
+    assert not summary.next_steps and "failed" not in summary.learned
