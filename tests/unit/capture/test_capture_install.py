@@ -66,7 +66,7 @@ def test_install_twice_equals_once_and_keeps_everything_else(tmp_path):
     assert (settings.read_text(), claude_json.read_text()) == once
 
     assert installed["model"] == USER_SETTINGS["model"]
-    # The user's rules stay first; mnemo's read-only tools follow (tests/unit/capture/test_capture_install_permissions.py).
+    # The user's rules stay first; mnemo's read-only tools follow (test_capture_install_permissions.py).
     assert installed["permissions"]["allow"][0] == "Bash(npm test)"
     assert "mcp__mcp-search__mem_search" in installed["permissions"]["allow"]
     assert installed["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
