@@ -96,6 +96,11 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
         return SUCCEEDED
     if zero and (producer in ("inspect", "vcs") or not steps):
         return SUCCEEDED  # `ls | head`, `git status | head`: nothing of theirs fails in silence
+    if zero and producer == "build" and re.search(r"\|\s*tail\b", command):
+        # Compilers, linters and installers end a failure with its error ("make: *** ...",
+        # "1 error", "ERROR: ..."), which a tail shows: a clean end is their success
+        # (`npx eslint . | tail -5` prints nothing at all).
+        return SUCCEEDED
     return UNKNOWN
 
 

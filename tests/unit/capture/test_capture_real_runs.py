@@ -234,3 +234,13 @@ def test_benign_non_zero_exits_are_told_but_are_no_problem_to_fix():
     assert all(track(store, e, shell_verdict(e), {"row": 0}) is None for e in events) and not store.failures
     summary = summarize([], events, [])
     assert not summary.next_steps and "failed" not in summary.learned
+
+
+@pytest.mark.parametrize("command", ["npx eslint lint", "npx tsc", "make"])
+def test_a_clean_end_of_a_build_tool_behind_tail_is_its_success(command):
+    run = real_run(command, "succeeded")
+    short = "\n".join(run["output"].splitlines()[-5:])  # what `| tail -5` of the real output shows
+    piped = dict(run, command=f"{command} 2>&1 | tail -5", output=short)
+    assert shell_verdict(tool_event(piped, "claude")).outcome == "succeeded"
+    # The head of an output may end before the error: it proves nothing.
+    assert shell_verdict(tool_event(dict(piped, command=f"{command} 2>&1 | head -5"), "claude")).outcome == "unknown"
