@@ -304,6 +304,12 @@ def _ruff(text: str) -> Signal | None:
     found = re.search(r"^Found (\d+) errors?\.", text, re.MULTILINE)
     if found:
         return Signal(FAILED, "ruff", found.group(0))
+    # A formatter in check mode (ruff format --check, black --check, prettier --check) fails by
+    # naming what it would change: no error word, so nothing else would catch it behind a pipe.
+    would = re.search(r"^(?:Would reformat: .+|\d+ files? would be reformatted.*|would reformat .+|"
+                      r"\[warn\] Code style issues found.*)$", text, re.MULTILINE)
+    if would:
+        return Signal(FAILED, "formatter", would.group(0).strip())
     if re.search(r"^All checks passed!", text, re.MULTILINE):
         return Signal(SUCCEEDED, "ruff", "All checks passed!")
     if re.search(r"^\d+ files? (?:left unchanged|reformatted)", text, re.MULTILINE):
