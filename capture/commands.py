@@ -94,7 +94,8 @@ def exit_hidden(command: str) -> bool:
     is not its one real command (`pytest; echo done`). Setup steps (`cd x; pytest`) hide
     nothing."""
     bare = _QUOTED.sub("''", command.strip())
-    if re.search(r"(?<![|>&])\|(?!\|)|\|\||(?<![&>\d])&(?![&>])", bare):
+    pipe = r"" if re.search(r"\bset\s+-\w*o\s+pipefail\b|\bpipefail\b", bare) else r"(?<![|>&])\|(?!\|)|"
+    if re.search(pipe + r"\|\||(?<![&>\d])&(?![&>])", bare):  # with pipefail a pipe fails with its command
         return True
     steps = [step for step in re.split(r"\s*(?:;|\n)\s*", bare) if step.strip()]
     real = [i for i, step in enumerate(steps) if not _SETUP_STEP.match(step)]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from capture.commands import exit_hidden
 from capture.drafts import Draft, ToolEvent
 from capture.fixes import MemoryFailures, track
 from capture.observer import observe
@@ -244,3 +245,12 @@ def test_a_clean_end_of_a_build_tool_behind_tail_is_its_success(command):
     assert shell_verdict(tool_event(piped, "claude")).outcome == "succeeded"
     # The head of an output may end before the error: it proves nothing.
     assert shell_verdict(tool_event(dict(piped, command=f"{command} 2>&1 | head -5"), "claude")).outcome == "unknown"
+
+
+@pytest.mark.parametrize(("command", "hidden"), [
+    ("pytest -q 2>&1 | tail -5", True), ("set -o pipefail; pytest -q | tail -5", False), ("cd app; pytest", False),
+    ("pytest; echo done", True), ("make || true", True), ("make && ./app", False), ("npm run dev &", True),
+    ("echo 'a | b; c'", False), ("pytest -q 2>&1 > out.log", False),
+])
+def test_what_hides_a_commands_own_exit_status(command, hidden):
+    assert exit_hidden(command) is hidden
