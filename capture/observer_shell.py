@@ -88,7 +88,8 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
         return "change", f"{vcs.group(1)} {vcs.group(2)}: {short}", ["what-changed"]
     if kind == "inspect" or (vcs and vcs.group(2) in _VCS_READS):
         return "discovery", f"Inspected: {short}", ["how-it-works"]
-    return "change", f"Ran: {short}", ["what-changed"]
+    said = f" ({verdict.counts})" if verdict.succeeded and verdict.counts else ""  # "Success: no issues found..."
+    return "change", f"Ran: {short}{said}", ["what-changed"]
 
 
 def _facts(command: str, verdict: Verdict) -> list[str]:
