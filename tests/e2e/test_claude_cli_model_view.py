@@ -11,13 +11,16 @@ hostile title neutralised.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
 import pytest
 
-from tests.conftest import add_observation
-from tests.e2e.test_claude_cli import host, run_claude  # noqa: F401 - the fixture is used by name
+from gateway.fast import write_answers
+from gateway.handshake import record_answers
+from tests.conftest import add_observation, wait_for
+from tests.e2e.test_claude_cli import host, rows, run_claude  # noqa: F401 - the fixture is used by name
 from tests.fakes.messages_stream import Block, ScriptedMessages, text, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -28,9 +31,21 @@ HOSTILE_TITLE = "Login redirect loop fixed \u202eexe.txt\u200b in auth middlewar
 Turn = list[Block] | Any  # a list of blocks, or a function of the tool results so far
 
 
+CONNECTING = "is still connecting"  # Claude Code's answer to a tool call before its MCP server is up
+
+
 class ConversingMessages(ScriptedMessages):
     """ScriptedMessages whose turns may be functions of the tool results the CLI sent so far, so
-    a turn can pass on what an earlier tool answered (a continuation token, an id)."""
+    a turn can pass on what an earlier tool answered (a continuation token, an id). Like a model,
+    it waits for an MCP server the CLI says is still connecting (WaitForMcpServers) and calls
+    again; such calls do not count as turns."""
+
+    failures: list[str]
+
+    def __enter__(self) -> ConversingMessages:
+        self.failures = []
+        super().__enter__()
+        return self
 
     def answer(self, body: dict[str, Any]) -> list[Block]:
         if not body.get("tools"):
@@ -38,10 +53,24 @@ class ConversingMessages(ScriptedMessages):
         results = [b for m in body.get("messages", []) if m.get("role") == "user"
                    for b in (m["content"] if isinstance(m.get("content"), list) else [])
                    if isinstance(b, dict) and b.get("type") == "tool_result"]
-        turn = self.turns[len(results)] if len(results) < len(self.turns) else [text("Done.")]
-        blocks = turn([content(r) for r in results]) if callable(turn) else turn
+        if results and CONNECTING in content(results[-1]):
+            return [dict(tool_use("WaitForMcpServers", {"servers": ["mcp-search"]}), id=f"toolu_wait_{len(results)}")]
+        answered = [content(r) for r in results if str(r.get("tool_use_id", "")).startswith("toolu_view_")
+                    and CONNECTING not in content(r)]
+        step = len(answered)
+        turn = self.turns[step] if step < len(self.turns) else [text("Done.")]
+        try:
+            blocks = turn(answered) if callable(turn) else turn
+        except AssertionError as failed:  # end the session at once (a crashed reply makes the CLI retry for minutes)
+            self.failures.append(str(failed))
+            blocks = [text("The script could not go on.")]
         return [dict(b, id=f"toolu_view_{len(results)}_{i}") if b["type"] == "tool_use" else b
                 for i, b in enumerate(blocks)]
+
+    def answered(self) -> list[dict[str, Any]]:
+        """The tool results of the script's own turns (not the waits, not the calls made too early)."""
+        return [r for r in self.tool_results() if str(r.get("tool_use_id", "")).startswith("toolu_view_")
+                and CONNECTING not in content(r)]
 
 
 def content(result: dict[str, Any]) -> str:
@@ -59,7 +88,9 @@ def continuation(results: list[str]) -> str:
     return found.group(1)
 
 
-def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, store_stub):  # noqa: F811
+def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack, store_stub):  # noqa: F811
+    # A user's home has the handshake record after its first gateway: start as every later session does.
+    write_answers(stack, asyncio.run(record_answers(stack)))
     oid = add_observation(store_stub, project="calc", type="bugfix", title=HOSTILE_TITLE,
                           narrative="The session cookie lacked SameSite, so every login redirected to /login again.",
                           facts=["Set SameSite=Lax on the session cookie"], files_modified=["auth/middleware.py"])
@@ -75,8 +106,9 @@ def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, store
     ]
     with ConversingMessages(turns) as api:
         run_claude(host, api, "Why did login keep redirecting?", permission_mode="plan")
-        results = api.tool_results()
+        results = api.answered()
 
+    assert not api.failures, (api.failures, [content(r)[:300] for r in results])
     assert len(results) == 5, [content(r)[:200] for r in results]
     index, details, fetched, read, write = results
     for result in (index, details, fetched):
@@ -92,3 +124,8 @@ def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, store
     assert not read.get("is_error") and "return a - b" in content(read)
     # install allows no write tool: plan mode refuses it instead of running it.
     assert write.get("is_error") and f"requested permissions to use {SERVER}save_memory" in content(write)
+    # The hooks recorded the Read, and none of mnemo's own calls (issue 33: they crowded out real memory).
+    wait_for(lambda: rows(host["db"], "SELECT id FROM tool_uses WHERE tool_name = 'Read'"), 60.0, "the Read's hook")
+    own = rows(host["db"], f"SELECT tool_name FROM tool_uses WHERE tool_name LIKE '{SERVER}%'")
+    titles = [r["title"] for r in rows(host["db"], "SELECT title FROM observations")]
+    assert own == [] and not [t for t in titles if "mem_search" in t or "get_observations" in t], titles
