@@ -88,7 +88,9 @@ def continuation(results: list[str]) -> str:
     return found.group(1)
 
 
-def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack, store_stub):  # noqa: F811
+# plan: the mode spec 000 names; default: plain `claude -p`, where nobody can answer a prompt either.
+@pytest.mark.parametrize("mode", ["plan", "default"])
+def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack, store_stub, mode):  # noqa: F811
     # A user's home has the handshake record after its first gateway: start as every later session does.
     write_answers(stack, asyncio.run(record_answers(stack)))
     oid = add_observation(store_stub, project="calc", type="bugfix", title=HOSTILE_TITLE,
@@ -105,7 +107,7 @@ def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack
         [text("The loop came from the session cookie's SameSite attribute.")],
     ]
     with ConversingMessages(turns) as api:
-        run_claude(host, api, "Why did login keep redirecting?", permission_mode="plan")
+        run_claude(host, api, "Why did login keep redirecting?", permission_mode=mode)
         results = api.answered()
 
     assert not api.failures, (api.failures, [content(r)[:300] for r in results])
