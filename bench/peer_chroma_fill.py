@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import chromadb
@@ -31,6 +32,7 @@ from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_
 
 COLLECTION = "cm__claude-mem"
 BATCH = 64  # texts per embedding call
+EF_SAMPLE = 64  # documents the default embedding function itself embeds, to price claude-mem's own path
 SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
 
@@ -140,7 +142,13 @@ def fill(data_dir: Path, skip: set[int]) -> dict:
         texts = [text for _, text, _ in batch]
         collection.add(ids=[i for i, _, _ in batch], documents=texts, embeddings=list(embed(texts)),
                        metadatas=[meta for _, _, meta in batch])
-    return {"documents": collection.count(), "written": len(docs)}
+    # What the same documents cost claude-mem's own path (the default embedding function, every
+    # text padded to 256 tokens), on a sample spread over the lengths: CPU seconds per document.
+    sample = [text for _, text, _ in docs[::max(1, len(docs) // EF_SAMPLE)]][:EF_SAMPLE]
+    started = time.process_time()
+    DefaultEmbeddingFunction()(sample)
+    ef_cpu = (time.process_time() - started) / max(1, len(sample))
+    return {"documents": collection.count(), "written": len(docs), "ef_cpu_s_per_doc": ef_cpu}
 
 
 def check(data_dir: Path, ids: set[int]) -> dict:
