@@ -144,13 +144,13 @@ class Settings:
     mcp_fast_start: bool = True
     """`mnemo mcp` answers the handshake (initialize, ping, tools/list) from answers the SDK recorded
     in home/cache before importing the SDK; false: the SDK answers from the first frame."""
+    mcp_structured_content: bool = False
+    """Tool results also carry structuredContent (and tools/list declares outputSchema) for programs.
+    Off by default: Claude Code hands the model JSON.stringify(structuredContent) instead of the text."""
     server_url: str = ""
     """HOST:PORT of a team server's search_svc: set, the gateway and hooks run in the server
     runtime (no local stack; every call goes there with the token of token_file)."""
     token_file: str = ""
-    mcp_structured_content: bool = False
-    """Tool results also carry structuredContent (and tools/list declares outputSchema) for programs.
-    Off by default: Claude Code hands the model JSON.stringify(structuredContent) instead of the text."""
     """File holding this user's token for server_url; must be private (mode 0600 or stricter)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Unknown keys from config.toml, kept for diagnostics."""
