@@ -55,10 +55,17 @@ def test_blank_lines_are_ignored():
     ("not json at all", [(None, PARSE_ERROR)]),
     ('{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":NaN}}', [(1, PARSE_ERROR)]),
     ('{"jsonrpc":"2.0","id":2,"method":"x","params":{"n":' + "9" * 5000 + "}}", [(2, PARSE_ERROR)]),
-    ('{"jsonrpc":"2.0","id":3,"method":"x","params":' + "[" * 5000 + "]" * 5000 + "}", [(3, PARSE_ERROR)]),
 ])
 def test_lines_that_are_not_json_get_a_parse_error_with_the_id_when_it_can_be_read(line, expected):
     assert answered(line) == expected
+
+
+def test_nesting_past_the_limit_is_answered_once_with_the_id():
+    # Python 3.11's parser gives up on 5000 levels (RecursionError: a parse error); 3.13's builds the
+    # value and the structure check refuses it (invalid params). Either way: one answer, with the id.
+    line = '{"jsonrpc":"2.0","id":3,"method":"x","params":' + "[" * 5000 + "]" * 5000 + "}"
+    [(reply_id, code)] = answered(line)
+    assert reply_id == 3 and code in (PARSE_ERROR, INVALID_PARAMS)
 
 
 @pytest.mark.parametrize("fields,code", [
