@@ -383,7 +383,10 @@ def cross_validate(stack: Stack, qs: list[Question], dia_of: dict, convs: list[d
           f"{result.nothing_found_in_sample:.3f}, CV {result.nothing_found_cv:.3f} (target >= 0.90)")
     print(f"in-sample choice: {describe(result.in_sample.params)}; floor {describe_floor(result.in_sample.floor)}")
     for fold in result.folds:
-        print(f"  fold {fold.held_out}: {describe(fold.params)}; floor {describe_floor(fold.floor)}")
+        held = [q for q in q14 if q.sample_id == fold.held_out]
+        r5 = score_mode(result.floored_cv, held)["1-4"].recall(5) if held else float("nan")
+        print(f"  fold {fold.held_out}: CV+floor R@5 {r5:.3f} (n={len(held)}); {describe(fold.params)}; "
+              f"floor {describe_floor(fold.floor)}")
 
 
 def product_nothing_found(stack: Stack, qs: list[Question], projects: list[str]) -> tuple[float, float]:
