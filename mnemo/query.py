@@ -52,6 +52,7 @@ _COLUMN_CHUNK = re.compile(r"([A-Za-z_]+):(.*\S.*)", re.DOTALL)
 _IDENTIFIER = re.compile(r"[^\W_]+(?:(?:_+|\.|/|::)[^\W_]+)+|_+[^\W_]+(?:_+[^\W_]+)*")
 _EDGE_PUNCTUATION = "`'\"()[]{}<>,;:!?*"
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
+_ASCII_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")  # a name as code writes it (both backends split it alike)
 LONG_IDENTIFIER = 8
 """camelCase words this long or longer match as prefixes (_long_camel)."""
 
@@ -239,7 +240,7 @@ def _identity(item: Term | Run) -> object:
 def _long_camel(word: str) -> bool:
     """A camelCase or PascalCase identifier of LONG_IDENTIFIER characters or more: matched as a
     prefix, so `SecureCookie` finds `SecureCookieSession` (the index keeps such a word whole)."""
-    return len(word) >= LONG_IDENTIFIER and _CAMEL.search(word) is not None
+    return len(word) >= LONG_IDENTIFIER and _ASCII_NAME.fullmatch(word) is not None and _CAMEL.search(word) is not None
 
 
 def _unique(items: list) -> tuple:

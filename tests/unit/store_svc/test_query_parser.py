@@ -127,3 +127,12 @@ def test_or_separates_the_alternatives_evidence_is_judged_on(text, operators, gr
     parsed = parse(text, operators=operators)
     assert [[" ".join(t.words) for t in group] for group in parsed.groups] == groups
     assert all(term in parsed.terms for group in parsed.groups for term in group)
+
+
+@pytest.mark.parametrize(("text", "prefix"), [
+    ("SecureCookie", True), ("getHTTPResponse", True),
+    ("Cookie", False), ("cookies", False), ("URLs", False),  # not camelCase, or shorter than 8
+    ("zq0000A\u0660", False),  # not a name as code writes it: both backends split it their own way
+])
+def test_a_long_camel_case_name_is_a_prefix_term(text, prefix):
+    assert [t.prefix for t in parse(text).terms] == [prefix]
