@@ -83,6 +83,11 @@ class Page:
 
     def screenshot(self, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        # A page that has just loaded can be laid out at 0 width for a moment (Chromium then
+        # refuses the capture): wait until it has a size.
+        wait_for(lambda: self.evaluate("document.readyState === 'complete' && !!document.body"
+                                       " && document.documentElement.scrollWidth > 0"
+                                       " && document.documentElement.scrollHeight > 0"), 10, "a laid-out page")
         data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
         path = SCREENSHOTS / f"{name}.png"
         path.write_bytes(base64.b64decode(data))
