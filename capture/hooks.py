@@ -33,6 +33,7 @@ from mnemo.vocab import DEFAULT_PLATFORM
 
 if TYPE_CHECKING:  # the observer compiles many patterns: imported only by the events that use it
     from capture.observer import ToolEvent
+    from mnemo.config import Settings
 
 __all__ = ["CONTEXT_TAG", "EVENTS", "READ_ONLY_TOOLS", "handle", "log", "run"]
 
@@ -182,6 +183,7 @@ def check_payload(payload: dict[str, Any]) -> None:
 def _session_start(hook: HookCall) -> dict[str, Any]:
     from capture import wire
 
+    _warm_semantic_search(hook.settings)
     reply = hook.clients.call_wire(wire.SESSION_START_CONTEXT, {
         "project": hook.project, "token_budget": hook.settings.context_token_budget,
     })
@@ -192,6 +194,16 @@ def _session_start(hook: HookCall) -> dict[str, Any]:
         "hookEventName": "SessionStart",
         "additionalContext": f"<{CONTEXT_TAG}>\n{text}\n</{CONTEXT_TAG}>",
     }}
+
+
+def _warm_semantic_search(settings: Settings) -> None:
+    """A session is about to search: wake a vector_svc that idled out (mnemo/wake.py), so it is
+    back before the first search instead of answering that one lexically. No-op on a server."""
+    if settings.server_url:
+        return
+    from mnemo import wake
+
+    wake.request(settings.run_dir, "vector")
 
 
 def _user_prompt_submit(hook: HookCall) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from mnemo.stack import ensure_stack, read_pid, run_down, service_healthy
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
 from search_svc.retrieval import SEMANTIC_WARMING
 from tests.conftest import REPO_ROOT, processes_of, subprocess_env, wait_for
+from tests.fixtures.replay import run_hook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -114,3 +115,14 @@ def test_a_corpus_query_wakes_a_resting_vector_svc_and_waits_for_it(resting_home
 
 def supervisor_log(settings) -> str:
     return (settings.logs_dir / "supervisor.log").read_text()
+
+
+def test_a_session_start_wakes_a_resting_vector_svc_before_the_first_search(resting_home):
+    """The SessionStart hook warms it ahead of use, so the session's first search is hybrid."""
+    settings = resting_home
+    assert ensure_stack(settings, 120)
+    wait_for(lambda: wake.resting(settings.run_dir) == {"vector"}, 60, "vector_svc to rest")
+    started = run_hook("SessionStart", {"session_id": "s-warm", "cwd": str(settings.home), "source": "startup"},
+                       subprocess_env(settings, MNEMO_VECTOR_IDLE_EXIT_S=str(IDLE_S)))
+    assert started.returncode == 0, started.stderr
+    wait_for(lambda: "service_woken" in supervisor_log(settings), 60, "vector_svc woken by the session start")
