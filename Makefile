@@ -48,7 +48,7 @@ run: $(STAMP) $(GENERATED)  ## the whole local stack in the foreground (Ctrl-C s
 	$(VENV)/bin/mnemo up --foreground
 
 test: lint  ## lint and type checks, then the full test suite
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -p no:cacheprovider --durations=15
 
 test-fast: $(STAMP) $(GENERATED)  ## unit tests only
 	$(PY) -m pytest -p no:cacheprovider -m unit
