@@ -11,7 +11,6 @@ first one's memory reaches the model at SessionStart.
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import subprocess_env, wait_for
+from tests.conftest import read_rows, subprocess_env, wait_for
 from tests.fakes.claude_cli import claude_cli
 from tests.fakes.messages_stream import ScriptedMessages, text, tool_use
 from tests.fixtures.replay import install_for_a_new_user
@@ -29,15 +28,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 BUGGY = "def add(a, b):\n    return a - b\n"
 TESTS = ("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
          "def test_zero():\n    assert add(0, 0) == 0\n")
-
-
-def rows(db: Path, sql: str) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
 
 
 @pytest.fixture
@@ -82,7 +72,7 @@ def test_a_real_claude_session_records_the_failure_its_fix_and_the_truth(host):
     def tool_uses_recorded(step: int) -> None:
         # A real model takes seconds to answer; the fake waits for the previous tool's hook instead.
         if 0 < step <= 4:  # the fifth call is mnemo's own mem_search, which is never recorded
-            wait_for(lambda: len(rows(db, "SELECT id FROM tool_uses")) >= step, 60.0, f"tool use {step}")
+            wait_for(lambda: len(read_rows(db, "SELECT id FROM tool_uses")) >= step, 60.0, f"tool use {step}")
 
     turns = [
         [text("Let me run the tests."), tool_use("Bash", {"command": test_command, "description": "Run the tests"})],
@@ -107,8 +97,8 @@ def test_a_real_claude_session_records_the_failure_its_fix_and_the_truth(host):
     # The memory tool answered from what the hooks had just stored.
     assert "test_add" in json.dumps(results[4]["content"]) and not results[4].get("is_error")
 
-    summary = wait_for(lambda: rows(db, "SELECT * FROM session_summaries"), 60.0, "the Stop summary")[0]
-    observations = rows(db, "SELECT * FROM observations ORDER BY id")
+    summary = wait_for(lambda: read_rows(db, "SELECT * FROM session_summaries"), 60.0, "the Stop summary")[0]
+    observations = read_rows(db, "SELECT * FROM observations ORDER BY id")
     by_title = {o["title"]: o for o in observations}
     [failure] = [o for o in observations if o["title"].startswith("Tests failed:")]
     assert failure["type"] == "bugfix" and failure["title"].endswith(": test_add")
@@ -117,14 +107,14 @@ def test_a_real_claude_session_records_the_failure_its_fix_and_the_truth(host):
     [fix] = [o for o in observations if o["title"].startswith("Fixed:")]
     assert fix["id"] > failure["id"] and f"Failure observation #{failure['id']}" in json.loads(fix["facts"])
     # Nothing claims the failed run passed: only the second run is "Tests passed".
-    failed_row = rows(db, "SELECT id FROM tool_uses WHERE tool_response LIKE '%Exit code 1%'")[0]["id"]
-    linked = rows(db, f"SELECT o.title, o.facts FROM observations o JOIN observation_tool_uses l "
+    failed_row = read_rows(db, "SELECT id FROM tool_uses WHERE tool_response LIKE '%Exit code 1%'")[0]["id"]
+    linked = read_rows(db, f"SELECT o.title, o.facts FROM observations o JOIN observation_tool_uses l "
                       f"ON l.observation_id = o.id WHERE l.tool_use_id = {int(failed_row)}")
     assert linked and all("Outcome: succeeded" not in o["facts"] and "passed:" not in o["title"].lower()
                           for o in linked if not o["title"].startswith("Fixed:"))
     assert [t for t in by_title if t.startswith("Tests passed:")] and "Edited calc.py" in by_title
     # Text as the host sent it: the edit keeps its indentation.
-    [edit] = rows(db, "SELECT tool_input FROM tool_uses WHERE tool_name = 'Edit'")
+    [edit] = read_rows(db, "SELECT tool_input FROM tool_uses WHERE tool_name = 'Edit'")
     assert json.loads(edit["tool_input"])["new_string"] == "    return a + b"
     # The summary tells what tools showed apart from what the model claimed.
     assert "failed at first and passed after the changes" in summary["learned"]

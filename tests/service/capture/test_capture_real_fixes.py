@@ -5,26 +5,19 @@ mnemo's own MCP calls stored nowhere."""
 from __future__ import annotations
 
 import json
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import read_rows, subprocess_env
 from tests.fixtures.observer.deliveries import claude_payload, load_sessions
 from tests.fixtures.replay import run_hook
 
 pytestmark = pytest.mark.service
 
 
-def rows(db: Path, sql: str) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
+def fixed_titles(db) -> list[str]:
+    return [r["title"] for r in read_rows(db, "SELECT title FROM observations WHERE title LIKE 'Fixed:%'")]
 
 
 def hook(env: dict[str, str], event: str, payload: dict[str, Any]) -> None:
@@ -48,13 +41,13 @@ def replay_session(env: dict[str, str], name: str, session_id: str) -> None:
 def test_fixed_only_for_the_same_command_in_the_same_directory_after_an_edit(settings, store_server):
     env = subprocess_env(settings)
     replay_session(env, "monorepo", "real-monorepo")
-    fixes = [r["title"] for r in rows(settings.database, "SELECT title FROM observations WHERE title LIKE 'Fixed:%'")]
+    fixes = fixed_titles(settings.database)
     # api fails, core passes (not its fix), api fails behind a pipe, the edit, api passes: one fix.
     assert fixes == ["Fixed: `python -m pytest -q -p no:cacheprovider` in packages/api succeeds now"]
-    titles = [r["title"] for r in rows(settings.database, "SELECT title FROM observations WHERE type = 'bugfix'")]
+    titles = [r["title"] for r in read_rows(settings.database, "SELECT title FROM observations WHERE type = 'bugfix'")]
     assert "Tests failed: python -m pytest -q -p no:cacheprovider in packages/api: test_route" in titles
-    [fix] = rows(settings.database, "SELECT id FROM observations WHERE title LIKE 'Fixed:%'")
-    linked = rows(settings.database, f"SELECT t.tool_input FROM observation_tool_uses l JOIN tool_uses t "
+    [fix] = read_rows(settings.database, "SELECT id FROM observations WHERE title LIKE 'Fixed:%'")
+    linked = read_rows(settings.database, f"SELECT t.tool_input FROM observation_tool_uses l JOIN tool_uses t "
                                      f"ON t.id = l.tool_use_id WHERE l.observation_id = {int(fix['id'])}")
     assert {json.loads(r["tool_input"])["command"] for r in linked} == {
         "cd packages/api && python -m pytest -q -p no:cacheprovider 2>&1 | tail -5",
@@ -65,7 +58,7 @@ def test_no_fix_without_a_change_and_none_from_another_command(settings, store_s
     env = subprocess_env(settings)
     replay_session(env, "git", "real-git")  # failures and passes of many commands, edits to notes.txt only
     replay_session(env, "py-scripts", "real-scripts")
-    titles = [r["title"] for r in rows(settings.database, "SELECT title FROM observations WHERE title LIKE 'Fixed:%'")]
+    titles = fixed_titles(settings.database)
     # py-scripts: `python app.py` crashed, app.py was edited, it ran: the one true fix of the two sessions.
     assert titles == ["Fixed: `python app.py` succeeds now"]
 
@@ -79,7 +72,7 @@ def test_mnemo_own_mcp_calls_are_stored_nowhere(settings, store_server, tmp_path
         hook(env, "PostToolUse", {**base, "hook_event_name": "PostToolUse", "tool_name": tool,
                                   "tool_use_id": f"toolu_own_{n}", "tool_input": {"query": "add test failed"},
                                   "tool_response": [{"type": "text", "text": "Retrieved memory evidence; #12 ..."}]})
-    assert [r["tool_name"] for r in rows(settings.database, "SELECT tool_name FROM tool_uses")] == [
+    assert [r["tool_name"] for r in read_rows(settings.database, "SELECT tool_name FROM tool_uses")] == [
         "mcp__github__search_issues"]
-    assert not rows(settings.database, "SELECT id FROM observations WHERE title LIKE '%mem_search%' "
+    assert not read_rows(settings.database, "SELECT id FROM observations WHERE title LIKE '%mem_search%' "
                                        "OR title LIKE '%get_observations%'")
