@@ -73,6 +73,16 @@ def wait_vectors_caught_up(settings) -> None:
         channel.close()
 
 
+def int8_model_loaded(settings) -> bool:
+    """vector_svc says so (its onnxruntime files in the home may be written later, by a thread)."""
+    channel = open_channel(settings.address("vector"))
+    try:
+        status = vector_pb2_grpc.VectorServiceStub(channel).Status(vector_pb2.VectorStatusRequest(), timeout=5)
+    finally:
+        channel.close()
+    return status.model_loaded and "int8" in status.model
+
+
 # -- planting secrets -------------------------------------------------------------------
 def secret(*where: str) -> str:
     """A distinct marker per argument, FTS-tokenizer proof (letters and digits only)."""
@@ -323,7 +333,7 @@ def test_a_whole_session_writes_no_file_outside_the_home(settings, tmp_path):
             payload = json.dumps(hook_payload(event, "outside", False))
             assert mnemo(settings, "hook", event, stdin=payload, env=env).returncode == 0
         wait_vectors_caught_up(settings)
-        assert any(settings.home.rglob("onnxruntime*")), "the int8 embedder never loaded: the test proves nothing"
+        assert int8_model_loaded(settings), "the int8 embedder never loaded: the test proves nothing"
     finally:
         mnemo(settings, "down", env=env)
     assert files_under(user_home) == []
