@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tests.conftest import subprocess_env, wait_for
-from tests.e2e.test_claude_cli import rows, run_claude
+from tests.conftest import read_rows, subprocess_env, wait_for
+from tests.e2e.test_claude_cli import run_claude
 from tests.fakes.claude_cli import claude_cli
 from tests.fakes.messages_stream import ScriptedMessages, text, tool_use
 from tests.fixtures.replay import install_for_a_new_user
@@ -42,19 +42,19 @@ def test_a_piped_failure_a_cut_output_and_mnemos_own_search_as_the_real_host_sen
 
     def hooks_landed(step: int) -> None:
         if 0 < step <= 2:
-            wait_for(lambda: len(rows(db, "SELECT id FROM tool_uses")) >= step, 60.0, f"tool use {step}")
+            wait_for(lambda: len(read_rows(db, "SELECT id FROM tool_uses")) >= step, 60.0, f"tool use {step}")
 
     with ScriptedMessages(turns, before_turn=hooks_landed) as api:
         run_claude(host, api, "Run the tests.")
-    wait_for(lambda: rows(db, "SELECT id FROM session_summaries"), 60.0, "the Stop summary")
+    wait_for(lambda: read_rows(db, "SELECT id FROM session_summaries"), 60.0, "the Stop summary")
 
-    uses = rows(db, "SELECT tool_name, tool_response FROM tool_uses ORDER BY id")
+    uses = read_rows(db, "SELECT tool_name, tool_response FROM tool_uses ORDER BY id")
     assert [u["tool_name"] for u in uses] == ["Bash", "Bash"]  # mnemo's own mem_search is stored nowhere
     # Stored as valid JSON under the store's cap, the end of the persisted output kept.
     cut = json.loads(uses[1]["tool_response"])
     assert cut["persistedOutputPath"].endswith(".txt") and "1 failed, 459 passed" in cut["persistedOutputTail"]
-    failures = rows(db, "SELECT title, facts FROM observations WHERE type = 'bugfix' ORDER BY id")
+    failures = read_rows(db, "SELECT title, facts FROM observations WHERE type = 'bugfix' ORDER BY id")
     assert [f["title"] for f in failures] == ["Tests failed: python -m pytest -v -p no:cacheprovider tests: "
                                               "test_many[457]"] * 2
     assert all("Outcome: failed" in json.loads(f["facts"]) for f in failures)
-    assert not rows(db, "SELECT id FROM observations WHERE title LIKE 'Fixed:%' OR title LIKE 'Tests passed:%'")
+    assert not read_rows(db, "SELECT id FROM observations WHERE title LIKE 'Fixed:%' OR title LIKE 'Tests passed:%'")

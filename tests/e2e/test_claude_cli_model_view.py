@@ -19,8 +19,8 @@ import pytest
 
 from gateway.fast import write_answers
 from gateway.handshake import record_answers
-from tests.conftest import add_observation, wait_for
-from tests.e2e.test_claude_cli import host, rows, run_claude  # noqa: F401 - the fixture is used by name
+from tests.conftest import add_observation, read_rows, wait_for
+from tests.e2e.test_claude_cli import host, run_claude  # noqa: F401 - the fixture is used by name
 from tests.fakes.messages_stream import Block, ScriptedMessages, text, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -127,7 +127,8 @@ def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack
     # install allows no write tool: plan mode refuses it instead of running it.
     assert write.get("is_error") and f"requested permissions to use {SERVER}save_memory" in content(write)
     # The hooks recorded the Read, and none of mnemo's own calls (issue 33: they crowded out real memory).
-    wait_for(lambda: rows(host["db"], "SELECT id FROM tool_uses WHERE tool_name = 'Read'"), 60.0, "the Read's hook")
-    own = rows(host["db"], f"SELECT tool_name FROM tool_uses WHERE tool_name LIKE '{SERVER}%'")
-    titles = [r["title"] for r in rows(host["db"], "SELECT title FROM observations")]
+    wait_for(lambda: read_rows(host["db"], "SELECT id FROM tool_uses WHERE tool_name = 'Read'"), 60.0,
+             "the Read's hook")
+    own = read_rows(host["db"], f"SELECT tool_name FROM tool_uses WHERE tool_name LIKE '{SERVER}%'")
+    titles = [r["title"] for r in read_rows(host["db"], "SELECT title FROM observations")]
     assert own == [] and not [t for t in titles if "mem_search" in t or "get_observations" in t], titles
