@@ -14,6 +14,9 @@ clients expect it (store and vector always take free ports).
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,3 +76,32 @@ class TeamServer:
 def server_runtime_env(client: Settings, url: str, token_file: Path, **extra: str) -> dict[str, str]:
     """The environment of a gateway or hook of the server runtime, in the client's home."""
     return subprocess_env(client, MNEMO_SERVER_URL=url, MNEMO_TOKEN_FILE=str(token_file), **extra)
+
+
+@contextmanager
+def team_with_token_kinds(service_token: str, titles: list[str]) -> Iterator[tuple[TeamServer, dict[str, str]]]:
+    """A team server with user tokens and one secret per token kind: "service", "project" (of
+    project `harbor`), "all" (every project) and "other" (project `elsewhere`); `titles` are
+    written to harbor first."""
+    from mnemo.grpc_client import open_channel
+    from mnemo.v1 import store_pb2, store_pb2_grpc
+    from tests.conftest import add_observation
+
+    with tempfile.TemporaryDirectory(prefix="mnemo-team-") as home:
+        server = TeamServer.start(Path(home), service_token, user_tokens=True, token_cache_s=0.0)
+        channel = open_channel(server.store_addr, auth_token=service_token)
+        try:
+            store = store_pb2_grpc.StoreServiceStub(channel)
+            secrets = {"service": service_token}
+            for kind, request in (("project", store_pb2.AddTokenRequest(user="ana", projects=["harbor"])),
+                                  ("all", store_pb2.AddTokenRequest(user="ci", all_projects=True)),
+                                  ("other", store_pb2.AddTokenRequest(user="eve", projects=["elsewhere"]))):
+                secrets[kind] = store.AddToken(request).secret
+            for title in titles:
+                add_observation(store, project="harbor", title=title)
+        finally:
+            channel.close()
+        try:
+            yield server, secrets
+        finally:
+            server.stop()

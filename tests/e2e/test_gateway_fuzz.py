@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from collections import Counter
-from pathlib import Path
 
 import grpc
 import pytest
@@ -21,7 +19,7 @@ from mnemo.grpc_client import open_channel
 from mnemo.timefmt import MAX_EPOCH_MS
 from mnemo.v1 import search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
 from tests.conftest import add_observation, start_service
-from tests.server_runtime_support import TeamServer
+from tests.server_runtime_support import team_with_token_kinds
 from tests.service.gateway.mcp_support import FrameClient, gateway_env, minimal_arguments
 from tests.service.gateway.schema_strategies import arguments
 
@@ -111,23 +109,8 @@ EDGE_DATES = ["1970-01-01", "9999-12-31", "9999-12-31T23:59:59.999Z", "10000-01-
 def team():
     """A team server with user tokens, and one secret per token kind: the service token, a token
     of project `harbor`, one of every project, one of project `elsewhere`."""
-    with tempfile.TemporaryDirectory(prefix="mnemo-fuzz-") as home:
-        server = TeamServer.start(Path(home), SERVICE_TOKEN, user_tokens=True, token_cache_s=0.0)
-        channel = open_channel(server.store_addr, auth_token=SERVICE_TOKEN)
-        try:
-            store = store_pb2_grpc.StoreServiceStub(channel)
-            secrets = {"service": SERVICE_TOKEN}
-            for kind, request in (("project", store_pb2.AddTokenRequest(user="ana", projects=["harbor"])),
-                                  ("all", store_pb2.AddTokenRequest(user="ci", all_projects=True)),
-                                  ("other", store_pb2.AddTokenRequest(user="eve", projects=["elsewhere"]))):
-                secrets[kind] = store.AddToken(request).secret
-            add_observation(store, project="harbor", title="Harbor deploys switch after the canary passes")
-        finally:
-            channel.close()
-        try:
-            yield server, secrets
-        finally:
-            server.stop()
+    with team_with_token_kinds(SERVICE_TOKEN, ["Harbor deploys switch after the canary passes"]) as team:
+        yield team
 
 
 def _plain(name: str, prop: dict):

@@ -4,16 +4,10 @@ token of another project (which must not learn the corpus exists)."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import anyio
 import pytest
 
-from mnemo.grpc_client import open_channel
-from mnemo.v1 import store_pb2, store_pb2_grpc
-from tests.conftest import add_observation
-from tests.server_runtime_support import TeamServer, write_token_file
+from tests.server_runtime_support import team_with_token_kinds, write_token_file
 from tests.service.gateway.mcp_support import gateway_env, mcp_session, result_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -25,24 +19,8 @@ CORPUS_TOOLS = ("build_corpus", "prime_corpus", "query_corpus", "reprime_corpus"
 @pytest.fixture(scope="module")
 def team():
     """A team server with user tokens: (server, {kind: secret})."""
-    with tempfile.TemporaryDirectory(prefix="mnemo-srv-") as home:
-        server = TeamServer.start(Path(home), SERVICE_TOKEN, user_tokens=True, token_cache_s=0.0)
-        channel = open_channel(server.store_addr, auth_token=SERVICE_TOKEN)
-        try:
-            store = store_pb2_grpc.StoreServiceStub(channel)
-            secrets = {"service": SERVICE_TOKEN}
-            for kind, request in (("own", store_pb2.AddTokenRequest(user="ana", projects=["harbor"])),
-                                  ("all", store_pb2.AddTokenRequest(user="ci", all_projects=True)),
-                                  ("other", store_pb2.AddTokenRequest(user="eve", projects=["elsewhere"]))):
-                secrets[kind] = store.AddToken(request).secret
-            for n in range(3):
-                add_observation(store, project="harbor", title=f"Harbor deploys use blue-green switch {n}")
-        finally:
-            channel.close()
-        try:
-            yield server, secrets
-        finally:
-            server.stop()
+    with team_with_token_kinds(SERVICE_TOKEN, [f"Harbor deploys use blue-green switch {n}" for n in range(3)]) as team:
+        yield team
 
 
 def _env(settings, server, secret: str, name: str) -> dict[str, str]:
@@ -51,7 +29,7 @@ def _env(settings, server, secret: str, name: str) -> dict[str, str]:
     return gateway_env(settings, MNEMO_SERVER_URL=server.url, MNEMO_TOKEN_FILE=str(settings.home / f"{name}.token"))
 
 
-@pytest.mark.parametrize("kind", ["service", "own", "all"])
+@pytest.mark.parametrize("kind", ["service", "project", "all"])
 def test_prime_query_and_reprime_work_through_mcp_with_every_token_that_may(settings, team, kind):
     server, secrets = team
     corpus = f"harbor-{kind}"
@@ -73,7 +51,7 @@ def test_a_token_of_another_project_gets_not_found_for_every_corpus_tool(setting
     server, secrets = team
 
     async def scenario():
-        async with mcp_session(_env(settings, server, secrets["own"], "owner")) as session:
+        async with mcp_session(_env(settings, server, secrets["project"], "owner")) as session:
             built = await session.call_tool("build_corpus", {"name": "harbor-private", "project": "harbor"})
             assert not built.is_error, result_text(built)
         async with mcp_session(_env(settings, server, secrets["other"], "intruder")) as session:

@@ -9,18 +9,11 @@ import pytest
 
 from mnemo.config import Settings
 from mnemo.errors import InvalidArgument
+from tests.fakes.clock import Clock
 from vector_svc.idle import Activity, IdleExit
 from vector_svc.main import idle_exit_s
 
 pytestmark = pytest.mark.unit
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_it_is_due_only_after_the_idle_time_and_when_it_may_rest():

@@ -9,18 +9,11 @@ import numpy as np
 import pytest
 
 from mnemo.errors import InvalidArgument
+from tests.fakes.clock import Clock
 from vector_svc.embedders import MiniLMInt8Embedder, make_embedder
 from vector_svc.memory import IdleModel
 
 pytestmark = pytest.mark.unit
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _holder(release_after_s: float, clock: Clock) -> tuple[IdleModel[dict], list[dict]]:
