@@ -6,6 +6,7 @@ user text reaches SQLite only as parameters."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -118,3 +119,17 @@ class SqliteConnection(sqlite3.Connection):
     @property
     def dialect(self) -> Dialect:
         return SQLITE
+
+
+def enter_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
+    """WAL mode, waiting for a store that opens the same fresh file at the same moment: SQLite
+    answers "database is locked" at once there, without its busy handler (it would deadlock)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)  # the other store holds the file for one short statement

@@ -15,7 +15,7 @@ from mnemo.query import CJK_CLASS
 from mnemo.timefmt import iso_from_ms, now_ms
 from store_svc import terms
 from store_svc.access import ACCESS_SQL
-from store_svc.fts_sqlite import SqliteConnection
+from store_svc.fts_sqlite import SqliteConnection, enter_wal
 from store_svc.lease import LEASES_SQL
 
 log = get_logger(__name__)
@@ -434,9 +434,10 @@ def connect(path: Path | str, *, readonly: bool = False) -> SqliteConnection:
     if readonly:
         conn.execute("PRAGMA query_only = ON")
     else:
-        conn.execute("PRAGMA journal_mode = WAL")
+        enter_wal(conn, BUSY_TIMEOUT_MS / 1000)
         conn.execute("PRAGMA journal_size_limit = 4194304")
     return conn
+
 
 
 def current_version(conn: sqlite3.Connection) -> int:
