@@ -22,7 +22,8 @@ _TEST_COMMANDS = re.compile(
 _BUILD_COMMANDS = re.compile(
     r"^(make|cmake|cargo\s+(?:build|check|clippy)|go\s+(?:build|vet)|(?:npm|yarn|pnpm)\s+run\s+build|tsc|mvn|"
     r"(?:\./)?gradlew?|docker\s+build|gcc|g\+\+|clang|javac|python[\d.]*\s+-m\s+pip\s+install|pip3?\s+install|"
-    r"(?:npm|yarn|pnpm)\s+(?:install|ci|add)|uv\s+(?:sync|pip)|poetry\s+install|dotnet\s+build|eslint|ruff|mypy)\b"
+    r"(?:npm|yarn|pnpm)\s+(?:install|ci|add)|uv\s+(?:sync|pip)|poetry\s+install|dotnet\s+build|eslint|ruff|mypy|"
+    r"cargo\s+fmt)\b"
 )
 VCS_COMMANDS = re.compile(r"^\s*(git|gh|hg)\s+(\w[\w-]*)")
 _INSPECT_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|less|find|grep|rg|wc|tree|pwd|echo|which|file|stat|du|df|"
@@ -48,6 +49,18 @@ def directory_and_command(cwd: str, command: str) -> tuple[str, str]:
         return cwd, command
     target = cd.group(1).strip("\"'")
     return posixpath.normpath(posixpath.join(cwd or "/", target)), command[cd.end():]
+
+
+# git subcommands that only show things: behind a pipe, their zero exit is as good as their own
+# (`git log | head`), unless the output holds a git error's residue (capture.readers._git).
+_VCS_READ = re.compile(r"^git\s+(?:-C\s+\S+\s+)?(?:status|log|diff|show|blame|shortlog|reflog|ls-files|rev-parse|"
+                       r"describe|grep|remote(?:\s+-v)?\s*$|(?:branch|tag)(?:\s+(?:-[avrl]+|--list|--all|"
+                       r"--remotes|--verbose))*\s*$)\b")
+
+
+def vcs_read(step: str) -> bool:
+    """A git command (one step of `programs`) that only reads the repository."""
+    return bool(_VCS_READ.match(step))
 
 
 def command_kind(command: str) -> str:
@@ -111,7 +124,21 @@ _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _READERS = re.compile(r"^(?:cat|tac|head|tail|less|more|bat|grep|egrep|rg|zcat|jq|sed\s+-n|awk|"
                       r"git\s+(?:log|show|diff|blame)|journalctl|docker\s+logs|kubectl\s+logs)\b")
 READER_ERROR = re.compile(r"^(?:cat|tac|head|tail|grep|rg|sed|awk|jq): .*(?:No such file or directory|"
-                           r"Permission denied|Is a directory)", re.MULTILINE)
+                           r"Permission denied|Is a directory)|"
+                           # jq's own errors: a file it cannot parse, a filter it cannot compile or apply
+                           r"^jq: (?:error\b|\d+ compile errors?)|^parse error: .+ at line \d+, column \d+$",
+                           re.MULTILINE)
+# git's own complaints start a line; what git log/show/diff print of commits is indented or
+# prefixed. The last two lines end git's "ambiguous argument" error, all a `| tail -2` keeps of it.
+GIT_ERROR = re.compile(r"^(?:fatal|error): |^Use '--' to separate paths from revisions, like this:$|"
+                       r"^'git <command> \[<revision>\.\.\.\] -- \[<file>\.\.\.\]'$", re.MULTILINE)
+
+
+def reader_failed(command: str, text: str) -> bool:
+    """The output of a command that prints a file or a record (`reads_a_file`) holds its own
+    error rather than the data's."""
+    _, rest = directory_and_command("", command)
+    return bool(READER_ERROR.search(text) or (rest.startswith("git") and GIT_ERROR.search(text)))
 
 
 def reads_a_file(command: str) -> bool:

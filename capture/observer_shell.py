@@ -83,13 +83,24 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
         if verdict.succeeded:
             return "discovery", f"Tests passed: {short}" + (f" ({verdict.counts})" if verdict.counts else ""), [
                 "how-it-works"]
-        return "discovery", f"Ran tests: {short}", ["how-it-works"]
+        return "discovery", f"Ran tests: {short}{_unsaid(verdict)}", ["how-it-works"]
+    if not verdict.succeeded and kind != "inspect":
+        # Nothing known of how it ended (a pipe hid the status, the user stopped it): the title
+        # claims neither a change (`git push: ...`) nor a result.
+        return "change", f"Ran: {short}{_unsaid(verdict)}", ["what-changed"]
     if vcs and vcs.group(2) in _VCS_CHANGES:
         return "change", f"{vcs.group(1)} {vcs.group(2)}: {short}", ["what-changed"]
     if kind == "inspect" or (vcs and vcs.group(2) in _VCS_READS):
         return "discovery", f"Inspected: {short}", ["how-it-works"]
     said = f" ({verdict.counts})" if verdict.succeeded and verdict.counts else ""  # "Success: no issues found..."
     return "change", f"Ran: {short}{said}", ["what-changed"]
+
+
+def _unsaid(verdict: Verdict) -> str:
+    """What a title says of a run whose outcome is not known."""
+    if verdict.succeeded:
+        return ""
+    return " (interrupted)" if verdict.interrupted else " (outcome unknown)"
 
 
 def _facts(command: str, verdict: Verdict) -> list[str]:

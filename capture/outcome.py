@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from capture.commands import READER_ERROR, command_kind, exit_hidden, programs, reads_a_file
+from capture.commands import command_kind, exit_hidden, programs, reader_failed, reads_a_file, vcs_read
 from capture.readers import FAILED, MAX_NAMES, SUCCEEDED, UNKNOWN, Signal, first_error_line, read_output
 
 __all__ = ["FAILED", "MAX_NAMES", "SUCCEEDED", "UNKNOWN", "Signal", "Verdict", "first_error_line", "judge",
@@ -69,7 +69,7 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
     elif zero and not exit_hidden(command):
         outcome = SUCCEEDED
     elif reads_a_file(command):
-        outcome = FAILED if READER_ERROR.search(text) else SUCCEEDED if zero else UNKNOWN
+        outcome = FAILED if reader_failed(command, text) else SUCCEEDED if zero else UNKNOWN
     else:
         outcome = _from_output(text, signal, zero, command)
     failed = outcome == FAILED
@@ -94,8 +94,11 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
     producer = command_kind(steps[-1]) if steps else "other"
     if signal and signal.outcome == SUCCEEDED and producer in ("test", "build", "vcs"):
         return SUCCEEDED
-    if zero and (producer in ("inspect", "vcs") or not steps):
-        return SUCCEEDED  # `ls | head`, `git status | head`: nothing of theirs fails in silence
+    if zero and (producer == "inspect" or (producer == "vcs" and vcs_read(steps[-1])) or not steps):
+        # `ls | head`, `git status | head`: nothing of theirs fails in silence. A git command
+        # that changes things (push, cherry-pick) ends a failure with hints a tail keeps
+        # without the error: its success needs its own summary (readers._git).
+        return SUCCEEDED
     if zero and producer == "build" and re.search(r"\|\s*tail\b", command):
         # Compilers, linters and installers end a failure with its error ("make: *** ...",
         # "1 error", "ERROR: ..."), which a tail shows: a clean end is their success
@@ -117,7 +120,7 @@ def strip_ansi(text: str) -> str:
 
 
 _BROKEN = re.compile(
-    r"^Traceback \(most recent call last\):|^\w+(?:Error|Exception): |command not found|^fatal: |^panic: |"
+    r"^Traceback \(most recent call last\):|^[\w.]+(?:Error|Exception): |command not found|^fatal: |^panic: |"
     r"^npm (?:ERR!|error) |^ERROR: |^error(?:\[\w+\])?: |^[\w./-]+: (?:.+: )?No such file or directory$|"
     r"^\s*\w*(?:Error|Exception) \[\w+\]: |^Exception in thread |thread '.+' panicked at |"
     r"^note: (?:run with `RUST_BACKTRACE=|Some details are omitted, run with `RUST_BACKTRACE)|"
@@ -127,7 +130,8 @@ _BROKEN = re.compile(
     re.MULTILINE,
 )
 _COMPLAINT = re.compile(r"\b(?:not found|missing|failed|failure|errors?|cannot|can't|could not|couldn't|unable to|"
-                        r"denied|refused|invalid|no such|not set|not allowed|aborting)\b", re.IGNORECASE)
+                        r"denied|refused|invalid|no such|not set|not allowed|aborting|unreachable|timed out)\b",
+                        re.IGNORECASE)
 _NO_COMPLAINT = re.compile(r"\b(?:0|no|zero|without) (?:errors?|failures?|failed)\b", re.IGNORECASE)
 
 
@@ -152,7 +156,7 @@ def _complains(text: str) -> bool:
 _PYTHON_LAST = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.MULTILINE)
 _JAVA = re.compile(r"^Exception in thread \"[^\"]+\" (\S+?(?:Exception|Error)\b.*)$", re.MULTILINE)
 _PANIC = re.compile(r"^thread '[^']+'(?: \(\d+\))? panicked at [^\n]*\n(.+)$", re.MULTILINE)
-_NODE_THROW = re.compile(r"^(\w*(?:Error|Exception)\b(?: \[\w+\])?: .+)$", re.MULTILINE)
+_NODE_THROW = re.compile(r"^([\w.]*(?:Error|Exception)\b(?: \[\w+\])?: .+)$", re.MULTILINE)
 
 
 def why_it_failed(text: str, signal: Signal | None) -> str:

@@ -30,7 +30,7 @@ class Signal:
 # first error line
 
 _ERROR_LINE = re.compile(
-    r"^\s*(?:E\s{2,}.+|\w*(?:Error|Exception)\b:.*|error(?:\[\w+\])?:.*|.*\berror\s+(?:TS|CS)\d+:.*|"
+    r"^\s*(?:E\s{2,}.+|[\w.]*(?:Error|Exception)\b:.*|error(?:\[\w+\])?:.*|.*\berror\s+(?:TS|CS)\d+:.*|"
     r".*:\d+(?::\d+)?:? error:.*|npm (?:ERR!|error) .+|ERROR: .+|fatal: .+|panic: .+|CONFLICT .+|"
     r"\s*! \[rejected\].*|make: \*\*\* .+|.*command not found.*|.*No such file or directory.*|"
     r"\[ERROR\] (?!Tests run:|Failures:|Errors:|-> \[Help).+|.*AssertionError.*|.*assert .+|FAIL: .+|"
@@ -79,11 +79,18 @@ _PYTEST_VERBOSE = re.compile(r"^(\S+::[^\s\[]+(?:\[[^\]\n]*\])?) (?:FAILED|ERROR
 _PYTEST_HEADER = re.compile(r"^_{3,} (?:ERROR collecting )?(\S+(?: \S+)?) _{3,}$", re.MULTILINE)
 
 
+# `pytest -q`'s progress ("..F.s  [ 40%]"): an F or E there is a failed test even when a
+# `| head` cut the summary away.
+_PYTEST_PROGRESS = re.compile(r"^[.sxX]*[FE][.FEsxX]*\s+\[\s*\d+%\]$", re.MULTILINE)
+
+
 def _pytest(text: str) -> Signal | None:
     summaries = _PYTEST_SUMMARY.findall(text)
     interrupted = re.search(r"^(?:=+ )?Interrupted: (\d+ errors? during collection)", text, re.MULTILINE)
     if not summaries and not interrupted:
-        return None
+        if not _PYTEST_PROGRESS.search(text):
+            return None
+        return Signal(FAILED, "pytest", "failures in the progress line", _names(_PYTEST_HEADER, text))
     counts = interrupted.group(1) if interrupted else summaries[-1]
     failing = _names(_PYTEST_FAILED, text) or _names(_PYTEST_VERBOSE, text) or _names(_PYTEST_HEADER, text)
     bad = interrupted or re.search(r"\b[1-9]\d* (?:failed|errors?)\b|no tests ran", counts) or _nothing_ran(counts)
@@ -347,9 +354,20 @@ def _git(text: str) -> Signal | None:
         return Signal(FAILED, "git", "push rejected")
     if re.search(r"^(?:fatal|error): ", text, re.MULTILINE):
         return Signal(FAILED, "git", first_error_line(text))
+    # What a `| tail` keeps of git's errors: the hints of an operation stopped half-way
+    # ("run git cherry-pick --abort") and the end of "ambiguous argument".
+    stopped = re.search(r"^hint: .*\bgit ([\w-]+) --(?:abort|continue|skip)\b", text, re.MULTILINE)
+    if stopped:
+        return Signal(FAILED, "git", f"git {stopped.group(1)} stopped half-way")
+    if re.search(r"^'git <command> \[<revision>\.\.\.\] -- \[<file>\.\.\.\]'$|"
+                 r"^Use '--' to separate paths from revisions", text, re.MULTILINE):
+        return Signal(FAILED, "git", "unknown revision or path")
     done = re.search(r"^(?:Fast-forward$|Merge made by the '\w+' strategy\.|\[[\w./-]+ [0-9a-f]{7,}\] .+|"
                      r"\s+(?:\* \[new branch\]|[0-9a-f]{7,}\.\.[0-9a-f]{7,})\s+\S+ -> \S+|"
-                     r"Successfully rebased and updated .+)", text, re.MULTILINE)
+                     r"Successfully rebased and updated .+|"
+                     # the diffstat a commit, merge, revert or cherry-pick ends with when it is done
+                     r" \d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?$)",
+                     text, re.MULTILINE)
     return Signal(SUCCEEDED, "git", done.group(0).strip()[:120]) if done else None
 
 
@@ -435,4 +453,23 @@ def read_output(text: str, command: str = "") -> Signal | None:
         signal = reader(text)
         if signal is not None:
             return signal
+    return _runner_remains(text, command)
+
+
+_UNITTEST_COMMAND = re.compile(r"\bpython[\d.]*\s+-m\s+unittest\b")
+_UNITTEST_LAST = re.compile(r"(OK|FAILED)(?: \(([^)]*)\))?")
+_MOCHA_FRAME = re.compile(r"^\s+at (?:Context\.<anonymous> \(|.+\.(?:spec|test)\.[cm]?[jt]s:\d+:\d+\)?$)",
+                          re.MULTILINE)
+
+
+def _runner_remains(text: str, command: str) -> Signal | None:
+    """What a `| tail` or `| head` leaves of a test runner's report when its summary is cut:
+    unittest's last line alone ("OK (skipped=1)", "FAILED (failures=1)"); a stack frame in a
+    test file from mocha, which prints one only for a failed test."""
+    lines = text.strip().splitlines()
+    last = _UNITTEST_LAST.fullmatch(lines[-1].strip()) if lines else None
+    if last and _UNITTEST_COMMAND.search(command):
+        return Signal(SUCCEEDED if last.group(1) == "OK" else FAILED, "unittest", last.group(0))
+    if re.search(r"\bmocha\b", command) and _MOCHA_FRAME.search(text):
+        return Signal(FAILED, "mocha", "a test threw")
     return None

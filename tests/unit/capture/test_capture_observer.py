@@ -205,7 +205,7 @@ def test_non_dict_input_and_empty_values_do_not_crash():
 @pytest.mark.parametrize(("command", "title"), [
     ("/home/dev/acme-shop/.venv/bin/python -m pytest -q", "Tests passed: python -m pytest -q"),
     ("./gradlew test", "Tests passed: gradlew test"),
-    ("  /usr/bin/make check\nmore", "Ran tests: make check"),  # the status is `more`'s
+    ("  /usr/bin/make check\nmore", "Ran tests: make check (outcome unknown)"),  # the status is `more`'s
     ('"/opt/my tools/pytest" -q', 'Tests passed: "/opt/my tools/pytest" -q'),
     ("cd /srv/app && /srv/app/.venv/bin/pytest -q", "Tests passed: pytest -q"),
     ("cd '/srv/my app' && make test", "Tests passed: make test"),

@@ -1,0 +1,68 @@
+"""The observer on the fourth set of real runs (real_runs_fourth.json), recorded before the
+readers changed for it: each class it showed pinned on its real run, in every delivery."""
+
+from __future__ import annotations
+
+import pytest
+
+from capture.observer_shell import shell_verdict
+from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, tool_event
+from tests.unit.capture.test_capture_real_runs import draft_of, real_run
+
+pytestmark = pytest.mark.unit
+FOURTH = RUN_SETS[3]
+
+
+def outcomes(command: str, truth: str) -> set[str]:
+    run = real_run(command, truth, FOURTH)
+    return {shell_verdict(tool_event(run, delivery)).outcome for delivery in DELIVERIES}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "jq .name bad.json 2>&1 | tail -1",  # jq's own parse error, not the data it prints
+        "git show nothere 2>&1 | tail -1",  # the end of git's "ambiguous argument"
+        "git cherry-pick side 2>&1 | tail -3",  # only the hints of a stopped cherry-pick are left
+    ],
+)
+def test_what_a_tail_leaves_of_a_reader_or_git_error_is_a_failure(command):
+    assert outcomes(command, "failed") == {"failed"}
+
+
+def test_a_git_change_behind_a_tail_needs_its_own_summary_to_be_called_a_success():
+    assert outcomes("git push 2>&1 | tail -2", "failed") == {"unknown"}  # "    git push <name>": no claim
+    assert outcomes("git revert --no-edit HEAD | tail -1", "succeeded") == {"succeeded"}  # its diffstat
+
+
+def test_a_dotted_python_exception_at_the_end_is_a_failure_and_the_reason():
+    draft = draft_of(real_run("python loader.py 2>&1 | tail -2", "failed", FOURTH))
+    assert "Outcome: failed" in draft.facts
+    assert "json.decoder.JSONDecodeError: Expecting property name" in draft.title
+
+
+def test_what_a_pipe_leaves_of_a_test_runners_report_is_read():
+    assert outcomes("python -m unittest tests.test_ok 2>&1 | tail -1", "succeeded") == {"succeeded"}  # "OK"
+    assert outcomes("npx mocha spec 2>&1 | tail -6", "failed") == {"failed"}  # a frame in the spec file
+    head = draft_of(real_run("python -m pytest -p no:cacheprovider -q tests/test_many.py | head -3", "failed", FOURTH))
+    assert "Outcome: failed" in head.facts and "Failing test: test_even[3]" in head.facts
+
+
+def test_a_formatter_check_with_nothing_to_say_behind_a_tail_passed():
+    assert outcomes("cargo fmt --check 2>&1 | tail -3", "succeeded") == {"succeeded"}
+
+
+@pytest.mark.parametrize(
+    ("command", "truth", "run_set"),
+    [
+        ("false | tail -1", "failed", RUN_SETS[2]),
+        ("timeout 1 sleep 3 | cat", "failed", FOURTH),
+        ("python loader.py | tail -1", "succeeded", FOURTH),
+        ("sh ok.sh | tail -1", "succeeded", FOURTH),
+    ],
+)
+def test_a_pipe_whose_output_holds_no_evidence_stays_unknown_and_claims_nothing(command, truth, run_set):
+    draft = draft_of(real_run(command, truth, run_set))
+    assert "Outcome: unknown" in draft.facts and draft.type != "bugfix"
+    assert not draft.title.startswith(("Tests passed", "Command failed", "Fixed"))
+    assert "does not say whether it succeeded" in draft.narrative
