@@ -1,10 +1,6 @@
-"""The gateway's core, whichever transport serves it: tools/list from the profile's tool table
-filtered by backend capabilities, and tools/call = validate -> the tool's handler (one RPC, or
-local code) -> text + structuredContent, errors mapped once (gateway/errors.py).
-
-Two transports carry it: the gateway's own session after a fast start (gateway/session.py) and
-the MCP SDK's server otherwise (gateway/server.py). Neither is imported here, so the own session
-runs without the SDK loaded.
+"""The gateway's core, below the MCP server (gateway/server.py): tools/list from the profile's
+tool table filtered by backend capabilities, and tools/call = validate -> the tool's handler
+(one RPC, or local code) -> text + structuredContent, errors mapped once (gateway/errors.py).
 
 The list follows the running stack: a background check (`watch_capabilities`) asks search_svc
 what it can do every few seconds and, when the advertised list changes (vector_svc died or
@@ -40,7 +36,6 @@ CAPABILITIES_WATCH_S = 5.0
 # What a healthy stack serves even before it says so: used only when the backend cannot be
 # asked (it is starting, or down for good); calls then start it or report UNAVAILABLE.
 CORE_CAPABILITIES = frozenset({"search", "mem_search", "tool_uses", "write", "work_state", "context"})
-INSTRUCTIONS = "Persistent memory of earlier coding sessions. Use mem_search for all memory search."
 
 Notify = Callable[[], Awaitable[None]]
 
@@ -72,16 +67,8 @@ class Gateway:
         self._caps = None
 
     def attach(self, notify: Notify) -> None:
-        """The transport's way to send notifications/tools/list_changed to the client."""
+        """The server's way to send notifications/tools/list_changed to the client."""
         self._notify = notify
-
-    def adopt(self, listed: list[str] | None, capabilities: frozenset[str] | None, at: float) -> None:
-        """Continue from a fast start (gateway/fast.py): the names the client received, and the
-        capabilities they were chosen by, so the list-changed check compares against them."""
-        if listed is not None:
-            self._listed = listed
-        if capabilities is not None:
-            self._caps, self._caps_at = capabilities, at
 
     async def capabilities(self, *, start_stack: bool = True) -> frozenset[str]:
         if self._caps is not None and time.monotonic() - self._caps_at < CAPABILITIES_TTL_S:

@@ -1,16 +1,18 @@
-"""The frame guard: every line read from stdin is judged here before the MCP SDK sees it.
+"""The frame guard: every line read from stdin is judged here before the server sees it.
 
-The SDK's stdio transport drops a frame it cannot parse or validate without a word, so a
-client that sent it waits for its own timeout. The guard answers instead, as JSON-RPC 2.0
-says: a parse error (-32700) when the line is not JSON, an invalid request (-32600) when
-it is JSON but no acceptable message (a batch, two messages on one line, "jsonrpc" other
-than "2.0", a method that is not a string, params that are not an object, a lone surrogate
-escape, nesting deeper than MAX_DEPTH), each reply carrying the frame's id when one can be
-recovered. Frames without an id get no reply (JSON-RPC forbids answering a notification);
-the transport logs and drops them. A valid frame passes to the SDK as the message it parsed.
+JSON-RPC 2.0 says what to answer to a frame that is no acceptable message, and the guard
+answers it: a parse error (-32700) when the line is not JSON, an invalid request (-32600)
+when it is JSON but no acceptable message (a batch, two messages on one line, "jsonrpc"
+other than "2.0", a method that is not a string, params that are not an object, a lone
+surrogate escape, nesting deeper than MAX_DEPTH, neither a method nor a result nor an
+error), each reply carrying the frame's id when one can be recovered. Frames without an id
+get no reply (JSON-RPC forbids answering a notification); they are logged and dropped. A
+valid frame passes on as the object it parsed to. (The MCP SDK's stdio transport drops such
+frames in silence, and a client waits for its own timeout; the SDK's message validation is
+the oracle of what passes, tests/unit/gateway/test_gateway_frame_guard.py.)
 
-The structural checks need only the standard library, so the fast start (gateway/fast.py) runs
-them before the SDK is imported (`plain_message`); the SDK's types are imported on first use.
+Standard library only, and the replies are plain JSON objects, like everything the gateway's
+server (gateway/server.py) writes.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # imported on first use: the fast start judges frames without the SDK
-    import mcp_types as types
+from gateway.redact import shorten
+from mnemo.logs import get_logger
+
+log = get_logger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -34,28 +37,36 @@ INVALID_PARAMS = -32602
 MAX_DEPTH = 64
 # Longer than any MCP method; a longer one is not echoed back in full.
 METHOD_MAX_CHARS = 128
+# Larger than any honest request (a 4 MB argument still reaches validation and gets a
+# field-naming error); a longer line is answered and skipped (gateway/stdio.py).
+MAX_FRAME_BYTES = 16 * 1024 * 1024
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A top-level id written before the first nested value, for frames that do not parse:
 # `{"jsonrpc":"2.0","id":7,"method":...` (what every client writes) gives 7.
 _LEADING_ID = r'^\s*\{[^{\[]*?"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")'
 
 
-@cache
-def _leading_id() -> re.Pattern[str]:
-    """Compiled on first use: the fast start judges well-formed frames and never needs it."""
-    return re.compile(_LEADING_ID)
-
+_LEADING_ID_PATTERN = re.compile(_LEADING_ID)
 
 RequestId = int | str | None
+Frame = dict[str, Any]
 
 
 @dataclass
 class Verdict:
     """What to do with one line: pass `message` on, send `replies`, log `dropped` reasons."""
 
-    message: types.JSONRPCMessage | None = None
-    replies: list[types.JSONRPCError] = field(default_factory=list)
+    message: Frame | None = None
+    replies: list[Frame] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+
+    def log(self) -> None:
+        """What was dropped or refused, in the log (bounded: never the whole frame)."""
+        for reason in self.dropped:
+            log.warning("frame_dropped", reason=shorten(reason, 200))
+        for reply in self.replies:
+            log.warning("frame_refused", id=shorten(str(reply["id"]), 40), code=reply["error"]["code"],
+                        reason=shorten(reply["error"]["message"], 200))
 
 
 class Rejected(Exception):
@@ -66,10 +77,20 @@ class Rejected(Exception):
         self.code, self.reason = code, reason
 
 
-def error_reply(request_id: RequestId, code: int, message: str) -> types.JSONRPCError:
-    import mcp_types as types
+def error_reply(request_id: RequestId, code: int, message: str, data: Any = None) -> Frame:
+    """A JSON-RPC error response (`data` only when given)."""
+    error: Frame = {"code": code, "message": message, **({"data": data} if data is not None else {})}
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+def judge_bytes(raw: bytes) -> Verdict:
+    """The verdict on one line as read from the wire (without its newline): a line past
+    MAX_FRAME_BYTES is refused unread (with its id when it stands near the start)."""
+    if len(raw) > MAX_FRAME_BYTES:
+        reason = f"Invalid Request: the frame is larger than {MAX_FRAME_BYTES} bytes"
+        return Verdict(replies=[error_reply(recover_id(raw[:4096].decode("utf-8", "replace")), INVALID_REQUEST,
+                                            reason)])
+    return judge(raw.decode("utf-8", "replace"))
 
 
 def judge(line: str) -> Verdict:
@@ -88,25 +109,9 @@ def judge(line: str) -> Verdict:
     return _judge_message(value)
 
 
-def plain_message(line: str) -> dict[str, Any] | None:
-    """The message on a line that is exactly one JSON object passing every structural check of
-    the guard, else None (then `judge` must decide what to answer)."""
-    try:
-        values = _decode_all(line)
-    except (ValueError, RecursionError):
-        return None
-    if len(values) != 1 or not isinstance(values[0], dict):
-        return None
-    try:
-        _check_structure(values[0])
-    except Rejected:
-        return None
-    return values[0]
-
-
 def recover_id(line: str) -> RequestId:
     """The id of a frame that does not parse, when it stands before any nested value."""
-    match = _leading_id().match(line)
+    match = _LEADING_ID_PATTERN.match(line)
     if not match:
         return None
     try:
@@ -149,17 +154,27 @@ def _reject_each(values: list[Any], reason: str) -> Verdict:
 def _judge_message(value: Any) -> Verdict:
     if not isinstance(value, dict):
         return Verdict(dropped=[f"{json_kind(value)}, not a JSON-RPC message object"])
-    import mcp_types as types
-
     try:
         _check_structure(value)
-        message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
     except Rejected as rejected:
         return _refuse(value, rejected.code, rejected.reason)
-    except ValueError:  # pydantic's ValidationError: a shape no JSON-RPC message has
+    if not _is_message(value):
         return _refuse(value, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 request, notification or "
                                                "response (needs jsonrpc, and method or result or error)")
-    return Verdict(message=message)
+    return Verdict(message=value)
+
+
+def _is_message(value: Frame) -> bool:
+    """A request or notification (a method), or a response: an id with a result object or an
+    error object holding a code and a message. Other keys are ignored, as the SDK ignores them."""
+    if "method" in value:
+        return True
+    error = value.get("error")
+    if "id" not in value:
+        return False
+    if isinstance(error, dict):
+        return {"code", "message"} <= set(error)
+    return isinstance(value.get("result"), dict) and "error" not in value
 
 
 def _refuse(value: dict[str, Any], code: int, reason: str) -> Verdict:
@@ -197,8 +212,6 @@ def _check_structure(value: dict[str, Any]) -> None:
     if "method" in value and not isinstance(method, str):
         raise Rejected(INVALID_REQUEST, "Invalid Request: method must be a string")
     if isinstance(method, str) and len(method) > METHOD_MAX_CHARS:
-        from gateway.redact import shorten  # here: its privacy patterns cost the fast start's import
-
         raise Rejected(METHOD_NOT_FOUND, f"Method not found: {shorten(method, 40)!r}")
     params = value.get("params")
     if "params" in value and not isinstance(params, dict):

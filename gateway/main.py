@@ -7,11 +7,8 @@ or the configured log file. The gateway exits when stdin closes or errors, on
 SIGTERM/SIGINT, and when its parent is gone (checked every parent_check_interval_s). The
 stack it may have started is detached on purpose: it keeps serving other gateways.
 
-Cold start: the handshake is answered first by gateway/fast.py (standard library, one gRPC
-call) from answers the SDK recorded (the home's first gateway records them before it serves),
-and the rest of the session by the gateway's own session (gateway/session.py), so the SDK is
-not imported. The SDK's server serves only where there is no record: fast start switched off
-(`mcp_fast_start = false`) and the server runtime.
+One server serves every runtime (gateway/server.py over gateway/stdio.py): the handshake and
+the tool list are generated from the tool table, so nothing is recorded or replayed.
 """
 
 from __future__ import annotations
@@ -21,58 +18,19 @@ import asyncio
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mnemo.config import Settings, ensure_private_dirs
 
-if TYPE_CHECKING:  # imported late at run time: the cold start stays lean
+if TYPE_CHECKING:  # imported late at run time: a refused profile answers before the heavy imports
     from gateway.core import Gateway
-    from gateway.fast import Handover
-
-
-def _skip_sdk_package_inits() -> None:
-    """Cold start: `mcp/__init__.py` imports the SDK's whole client (session groups, the
-    stdio and HTTP clients) and `mcp/server/__init__.py` the high-level MCPServer with its
-    resource templates, neither of which a stdio server uses. Registering both packages
-    without running their __init__ lets `mcp.server.lowlevel` and `mcp.shared` import as
-    usual (submodules resolve through __path__). Only the `mnemo mcp` process does this, and
-    only before anything imported the SDK."""
-    import importlib.util
-    import types
-
-    for name in ("mcp", "mcp.server"):
-        if name in sys.modules:
-            return
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.submodule_search_locations is None:
-            return
-        package = types.ModuleType(name)
-        package.__spec__, package.__file__ = spec, spec.origin
-        package.__path__ = list(spec.submodule_search_locations)
-        sys.modules[name] = package
 
 
 def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
     parent = os.getppid()  # as early as possible: the parent may die while we import
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # until serve() arms its own
         signal.signal(signum, _exit_before_serving)
-    from gateway.fast import applies, load_answers, serve_fast
-
-    if applies(settings) and load_answers(settings) is None:
-        _record_handshake(settings)
-    handover = serve_fast(settings)  # None: no record (fast start off, the server runtime): the SDK serves
-    if handover is not None:
-        _configure_logging(settings)
-        _log().info("fast_start", answered=handover.answered, listed=len(handover.listed or []),
-                    ms=round((time.monotonic() - handover.started) * 1000, 1),
-                    ended="eof" if handover.eof else "handover")
-        if handover.eof:  # the client left during the handshake: nothing for the SDK to serve
-            _log().info("gateway_exit", reason="stdin closed")
-            sys.stderr.flush()
-            os._exit(0)
-    _skip_sdk_package_inits()
     from gateway.tools import profile_tools
     from mnemo.errors import InvalidArgument
     from mnemo.remote import server_settings
@@ -85,15 +43,13 @@ def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
     except InvalidArgument as err:
         print(f"mnemo mcp: {err}", file=sys.stderr)
         return 2
-
-    if handover is None:
-        _configure_logging(settings)
-    asyncio.run(_serve_then_exit(settings, parent, handover))
+    _configure_logging(settings)
+    asyncio.run(_serve_then_exit(settings, parent))
     return 0
 
 
-async def _serve_then_exit(settings: Settings, parent: int, handover: Handover | None = None) -> None:
-    reason = await serve(settings, parent, handover)
+async def _serve_then_exit(settings: Settings, parent: int) -> None:
+    reason = await serve(settings, parent)
     _log().info("gateway_exit", reason=reason)
     sys.stderr.flush()
     # Exit now: a worker thread may still block on the old stdin, and a background stack
@@ -103,20 +59,9 @@ async def _serve_then_exit(settings: Settings, parent: int, handover: Handover |
 
 
 def _exit_before_serving(signum: int, frame: object) -> None:
-    """A stop signal during the handshake: nothing is running yet, so exit at once, cleanly."""
+    """A stop signal while starting: nothing is running yet, so exit at once, cleanly."""
     sys.stderr.flush()
     os._exit(0)
-
-
-def _record_handshake(settings: Settings) -> None:
-    """The home's first gateway (and the first after an upgrade) records what the SDK answers
-    to the handshake before it serves, then serves from the record as every later start does:
-    one session code path, at the cost of importing the SDK once."""
-    _configure_logging(settings)
-    _skip_sdk_package_inits()
-    from gateway.handshake import refresh
-
-    asyncio.run(refresh(settings))  # never raises: without a record the SDK serves
 
 
 _logging_ready = False
@@ -140,13 +85,12 @@ def _log():
     return get_logger("gateway")
 
 
-async def serve(settings: Settings, parent: int | None = None, handover: Handover | None = None) -> str:
-    """Serve one stdio connection (continuing from a fast start's `handover`); returns why it ended."""
+async def serve(settings: Settings, parent: int | None = None) -> str:
+    """Serve one stdio connection; returns why it ended."""
     from gateway.core import Gateway
+    from gateway.stdio import serve_stdio
 
     gateway = Gateway(settings)
-    if handover is not None:
-        gateway.adopt(handover.listed, handover.capabilities, handover.capabilities_at)
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[str] = loop.create_future()
 
@@ -160,16 +104,16 @@ async def serve(settings: Settings, parent: int | None = None, handover: Handove
     watcher = asyncio.ensure_future(_watch_parent(parent or os.getppid(), settings.parent_check_interval_s, finish))
     capabilities = asyncio.ensure_future(gateway.watch_capabilities(settings.capabilities_check_s))
 
-    async def serve_stdio() -> None:
+    async def serve_session() -> None:
         try:
-            reason = await _serve_session(gateway, handover)
+            reason = await serve_stdio(gateway)
         except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
             _log().warning("stdio_failed", error=repr(exc))
             finish("stdio error")
             return
         finish(reason)
 
-    serving = asyncio.ensure_future(serve_stdio())
+    serving = asyncio.ensure_future(serve_session())
     reason = await ended
     _log().info("gateway_stopping", reason=reason)
     # Cancel in-flight tool calls first (streaming jobs see their gRPC call cancelled),
@@ -181,25 +125,6 @@ async def serve(settings: Settings, parent: int | None = None, handover: Handove
     await asyncio.wait([serving], timeout=1.0)
     await gateway.client.close()
     return reason
-
-
-async def _serve_session(gateway: Gateway, handover: Handover | None) -> str:
-    """The session on stdio: the gateway's own after a fast start that answered initialize
-    (no SDK loaded), else the SDK's server; returns why it ended."""
-    if handover is not None:
-        from gateway.session import Session
-
-        try:
-            return await Session(gateway, handover).run()
-        finally:
-            handover.claim.release()
-    from gateway.server import NOTIFICATIONS, build_server
-    from gateway.stdio import guarded_stdio_server
-
-    server = build_server(gateway)
-    async with guarded_stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options(NOTIFICATIONS))
-    return "stdin closed"
 
 
 # The start-up check waits this long so the handshake and the first tools/list get the CPU

@@ -1,130 +1,134 @@
-"""The MCP SDK's stdio server with the frame guard in front: the transport of a session served
-by the SDK (no handshake record: fast start switched off, the server runtime).
+"""The stdio transport: the server's session (gateway/server.py) over the process's stdin and stdout.
 
-Like the SDK's transport it claims the standard streams while serving: the wire is read
-and written through private duplicates, fd 0 points at the null device and fd 1 at
-stderr, so a child process or a stray print can neither eat a frame nor corrupt one.
-Unlike it, every line first goes through `gateway.frames.judge`, so a frame the SDK
-would drop in silence gets its JSON-RPC error, and a line longer than MAX_FRAME_BYTES is
-refused without being held in memory whole. One writer task owns stdout, so the guard's
-replies and the server's never interleave within a line. At EOF the server's input stays open
-until every request it was given is answered (at most EOF_GRACE_S), as in the gateway's own
-session: the SDK would otherwise cancel them all with "Connection closed".
+While serving it claims the standard streams: the wire is read and written through private
+duplicates, fd 0 points at the null device and fd 1 at stderr, so a child process or a stray
+print can neither eat a frame nor corrupt one. Lines are read by one thread and written by
+another, each handing over through a queue, so a client that stops reading never blocks the
+event loop, and replies never interleave within a line. A line longer than MAX_FRAME_BYTES is
+refused without being held in memory whole. At EOF the client has said all it will: the
+requests still running finish and are answered before the session ends (Session.drain).
 """
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import BinaryIO
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, BinaryIO, Protocol
 
-import anyio
-import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
+from gateway.core import Gateway
+from gateway.frames import MAX_FRAME_BYTES
+from gateway.server import Session
+from mnemo.logs import get_logger
 
-from gateway.fast import Claim
-from gateway.frames import Verdict, judge
-from gateway.lines import MAX_FRAME_BYTES, LineReader, log_verdict, read_line, too_large
-from gateway.prime import PrimeRelay
-from gateway.session import EOF_GRACE_S
-from gateway.tools import BY_NAME
+log = get_logger(__name__)
+
+_SKIP_CHUNK = 1024 * 1024
+WRITER_DRAIN_S = 5.0  # a client that stopped reading must not keep the process alive
 
 
-@asynccontextmanager
-async def guarded_stdio_server() -> AsyncIterator[tuple[MemoryObjectReceiveStream, MemoryObjectSendStream]]:
-    """(read_stream, write_stream) for `Server.run`, served over the process's stdin/stdout."""
+class LineReader(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+class Claim:
+    """fd 0 and fd 1 diverted while the gateway serves; restored on release."""
+
+    def __init__(self) -> None:
+        self.wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        self.wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        os.dup2(2, 1)
+
+    def release(self) -> None:
+        # The descriptors stay open: a worker thread may still block reading wire_in, and
+        # closing it would let the number be reused under that thread.
+        os.dup2(self.wire_in, 0)
+        os.dup2(self.wire_out, 1)
+
+
+async def serve_stdio(gateway: Gateway) -> str:
+    """Serve one session on stdin/stdout until EOF (or a broken stdout); returns why it ended."""
+    loop = asyncio.get_running_loop()
     claim = Claim()
-    wire_in: LineReader = os.fdopen(claim.wire_in, "rb", buffering=64 * 1024, closefd=False)
+    inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    broken: asyncio.Future[Any] = loop.create_future()
+    wire_in = os.fdopen(claim.wire_in, "rb", buffering=64 * 1024, closefd=False)
     wire_out = os.fdopen(claim.wire_out, "wb", closefd=False)
-    to_server, from_guard = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    to_client, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
-    guard_replies = to_client.clone()  # the server may close its end; the guard keeps answering
-    unanswered = Unanswered()
+    _daemon(_read_lines, wire_in, lambda raw: loop.call_soon_threadsafe(inbox.put_nowait, raw))
+    writer = _daemon(_write_lines, wire_out, outbox, lambda: loop.call_soon_threadsafe(_settle, broken))
+    session = Session(gateway, outbox.put)
     try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_read_frames, wire_in, to_server, guard_replies, unanswered)
-            tasks.start_soon(_write_frames, wire_out, outgoing, unanswered)
-            yield from_guard, to_client
-            tasks.cancel_scope.cancel()
+        reader: asyncio.Future[Any] = asyncio.ensure_future(_deliver(inbox, session))
+        await asyncio.wait([reader, broken], return_when=asyncio.FIRST_COMPLETED)
+        if broken.done():
+            reader.cancel()
+            return "stdout closed"
+        await session.drain()
+        return "stdin closed"
     finally:
+        session.close()
+        outbox.put(None)  # the replies queued so far reach stdout before the process exits
+        await asyncio.to_thread(writer.join, WRITER_DRAIN_S)
         claim.release()
 
 
-class Unanswered:
-    """The ids of requests passed to the server and not yet answered (or cancelled by the client)."""
-
-    def __init__(self) -> None:
-        self.ids: set[tuple[type, object]] = set()
-        self.changed = anyio.Event()
-
-    def note(self, message: types.JSONRPCMessage, *, outgoing: bool) -> None:
-        if outgoing and isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self._drop(message.id)
-        elif not outgoing and isinstance(message, types.JSONRPCRequest) and not _is_job(message):
-            self.ids.add((type(message.id), message.id))
-        elif not outgoing and isinstance(message, types.JSONRPCNotification) \
-                and message.method == "notifications/cancelled" and isinstance(message.params, dict):
-            self._drop(message.params.get("requestId"))
-
-    def _drop(self, request_id: object) -> None:
-        self.ids.discard((type(request_id), request_id))
-        self.changed.set()
-        self.changed = anyio.Event()
-
-    async def drained(self) -> None:
-        while self.ids:
-            await self.changed.wait()
+async def _deliver(inbox: asyncio.Queue[bytes | None], session: Session) -> None:
+    while (raw := await inbox.get()) is not None:
+        try:
+            session.receive(raw)
+        except Exception as exc:  # noqa: BLE001 - one bad frame must not end the session
+            log.error("frame_failed", exc_info=exc)
 
 
-def _is_job(request: types.JSONRPCRequest) -> bool:
-    """A corpus job (the prime relay) is not waited for at EOF: nobody reads its progress, and
-    the SDK cancels it with its gRPC call, as the gateway's own session does."""
-    params = request.params if isinstance(request.params, dict) else {}
-    name = params.get("name")
-    spec = BY_NAME.get(name) if request.method == "tools/call" and isinstance(name, str) else None
-    return spec is not None and isinstance(spec.handler, PrimeRelay)
+def _settle(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_result("stdout closed")
 
 
-async def _read_frames(wire: LineReader, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream,
-                       unanswered: Unanswered) -> None:
-    async with to_server, replies:
+def _daemon(target: Callable[..., None], *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True, name=f"mcp-{target.__name__.strip('_')}")
+    thread.start()
+    return thread
+
+
+def read_line(wire: LineReader) -> bytes | None:
+    """The next line without its newline, None at EOF. A line past MAX_FRAME_BYTES comes back
+    as its first MAX_FRAME_BYTES + 1 bytes (the guard refuses it), the rest read and thrown away."""
+    line = wire.readline(MAX_FRAME_BYTES + 1)
+    if not line:
+        return None
+    if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
         while True:
-            raw = await anyio.to_thread.run_sync(read_line, wire, abandon_on_cancel=True)
-            if raw is None:
-                # EOF: closing to_server ends the session, and the SDK cancels what still runs;
-                # the requests it was given finish and are answered first.
-                with anyio.move_on_after(EOF_GRACE_S):
-                    await unanswered.drained()
-                return
-            verdict = _judged(raw)
-            if verdict.message is not None:
-                unanswered.note(verdict.message, outgoing=False)
-            await _act_on(verdict, to_server, replies)
+            rest = wire.readline(_SKIP_CHUNK)
+            if not rest or rest.endswith(b"\n"):
+                break
+    return line.rstrip(b"\r\n")
 
 
-def _judged(raw: bytes) -> Verdict:
-    return too_large(raw) if len(raw) > MAX_FRAME_BYTES else judge(raw.decode("utf-8", "replace"))
+def _read_lines(wire: LineReader, deliver: Callable[[bytes | None], Any]) -> None:
+    """Every line to `deliver`, then None at EOF (or when stdin fails)."""
+    try:
+        while (raw := read_line(wire)) is not None:
+            deliver(raw)
+    except (OSError, ValueError) as exc:
+        log.warning("stdin_failed", error=repr(exc))
+    deliver(None)
 
 
-async def _act_on(verdict: Verdict, to_server: MemoryObjectSendStream, replies: MemoryObjectSendStream) -> None:
-    log_verdict(verdict)
-    for reply in verdict.replies:
-        await replies.send(SessionMessage(reply))
-    if verdict.message is not None:
-        await to_server.send(SessionMessage(verdict.message))
-
-
-async def _write_frames(wire: BinaryIO, outgoing: MemoryObjectReceiveStream, unanswered: Unanswered) -> None:
-    async with outgoing:
-        async for session_message in outgoing:
-            message: types.JSONRPCMessage = session_message.message
-            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-            await anyio.to_thread.run_sync(_write_all, wire, data)
-            unanswered.note(message, outgoing=True)
-
-
-def _write_all(wire: BinaryIO, data: bytes) -> None:
-    wire.write(data)  # a buffered writer writes everything, whatever the pipe takes at once
-    wire.flush()
+def _write_lines(wire: BinaryIO, outbox: queue.SimpleQueue[bytes | None], broken: Callable[[], Any]) -> None:
+    """Write each queued line whole, in order, until None; a failed write ends the session."""
+    while (data := outbox.get()) is not None:
+        try:
+            wire.write(data)
+            wire.flush()
+        except (OSError, ValueError) as exc:
+            log.warning("stdout_failed", error=repr(exc))
+            broken()
+            return

@@ -11,6 +11,7 @@ import dataclasses
 import math
 import os
 import stat
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -141,9 +142,6 @@ class Settings:
     """Root the code tools (smart_search/outline/unfold) read under; empty = the gateway's working directory."""
     capabilities_check_s: float = 5.0
     """Seconds between the gateway's checks of what the stack can serve (tools/list follows them)."""
-    mcp_fast_start: bool = True
-    """`mnemo mcp` answers the handshake (initialize, ping, tools/list) from answers the SDK recorded
-    in home/cache before importing the SDK; false: the SDK answers from the first frame."""
     mcp_structured_content: bool = False
     """Tool results also carry structuredContent (and tools/list declares outputSchema) for programs.
     Off by default: Claude Code hands the model JSON.stringify(structuredContent) instead of the text."""
@@ -191,6 +189,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "log_level": LOG_LEVELS,
     "vector": ("on", "off"),
     "mcp_profile": MCP_PROFILES,
+}
+# Settings that no longer exist, and why. In config.toml or the environment one is ignored with a
+# warning on stderr (a file left by an older version must not stop the gateway a host starts);
+# given as a flag it is refused, naming why.
+RETIRED: dict[str, str] = {
+    "mcp_fast_start": "the gateway generates its handshake from the tool table and always answers it itself",
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 # Numbers where 0 means nothing sensible (every other number may be 0: "off" or "no delay").
@@ -261,7 +265,7 @@ def load_settings(
     check_owned(home)  # before its config.toml is read: another user's file must not configure us
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    for key, value in _read_toml(home / "config.toml").items():
+    for key, value in _without_retired(_read_toml(home / "config.toml"), home / "config.toml", environ, flags).items():
         if key in _FIELD_TYPES and key not in ("home", "extra"):
             values[key] = _coerce(key, value)
         else:
@@ -283,6 +287,20 @@ def load_settings(
     if values.get("auth_token_file") and not values.get("auth_token"):
         values["auth_token"] = _read_token_file(str(values["auth_token_file"]))
     return Settings(**values, extra=extra)
+
+
+def _without_retired(toml: dict[str, Any], path: Path, environ: Mapping[str, str],
+                     flags: Mapping[str, Any]) -> dict[str, Any]:
+    """`toml` without the retired settings; each one found in the file or the environment is
+    named on stderr, and one given as a flag is refused."""
+    for name, why in RETIRED.items():
+        if name in flags:
+            raise InvalidArgument(name, f"retired: {why}")
+        variable = f"MNEMO_{name.upper()}"
+        found = [str(path)] * (name in toml) + [variable] * (variable in environ)
+        for source in found:
+            print(f"mnemo: warning: {name} (in {source}) is retired and ignored: {why}", file=sys.stderr)
+    return {key: value for key, value in toml.items() if key not in RETIRED}
 
 
 def _read_token_file(path: str) -> str:

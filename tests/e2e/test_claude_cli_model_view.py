@@ -11,14 +11,11 @@ hostile title neutralised.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
 import pytest
 
-from gateway.fast import write_answers
-from gateway.handshake import record_answers
 from tests.conftest import add_observation, read_rows, wait_for
 from tests.e2e.test_claude_cli import host, run_claude  # noqa: F401 - the fixture is used by name
 from tests.fakes.messages_stream import Block, ScriptedMessages, text, tool_use
@@ -91,8 +88,6 @@ def continuation(results: list[str]) -> str:
 # plan: the mode spec 000 names; default: plain `claude -p`, where nobody can answer a prompt either.
 @pytest.mark.parametrize("mode", ["plan", "default"])
 def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack, store_stub, mode):  # noqa: F811
-    # A user's home has the handshake record after its first gateway: start as every later session does.
-    write_answers(stack, asyncio.run(record_answers(stack)))
     oid = add_observation(store_stub, project="calc", type="bugfix", title=HOSTILE_TITLE,
                           narrative="The session cookie lacked SameSite, so every login redirected to /login again.",
                           facts=["Set SameSite=Lax on the session cookie"], files_modified=["auth/middleware.py"])

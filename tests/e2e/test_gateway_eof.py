@@ -32,13 +32,11 @@ def _frames() -> bytes:
     return b"".join(json.dumps(frame).encode() + b"\n" for frame in frames)
 
 
-@pytest.mark.parametrize("fast_start", ["true", "false"])
-def test_calls_running_when_stdin_closes_are_answered_with_their_results(settings, fast_start):
+def test_calls_running_when_stdin_closes_are_answered_with_their_results(settings):
     servicer = FaultySearch(delay_s=1.0)  # each search is still running when EOF is read
     address = f"unix:{settings.run_dir / 'fake-search.sock'}"
     handle = start_fake_search(servicer, address)
-    env = gateway_env(settings, MNEMO_SEARCH_ADDR=address, MNEMO_STORE_ADDR=address, MNEMO_VECTOR_ADDR=address,
-                      MNEMO_MCP_FAST_START=fast_start)
+    env = gateway_env(settings, MNEMO_SEARCH_ADDR=address, MNEMO_STORE_ADDR=address, MNEMO_VECTOR_ADDR=address)
     proc = subprocess.Popen(GATEWAY_ARGV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env, cwd=str(REPO_ROOT))
     try:

@@ -94,7 +94,7 @@ def test_every_hostile_frame_with_an_id_is_answered_and_the_gateway_keeps_servin
 
 
 def test_a_frame_past_the_size_cap_is_refused_without_ending_the_session(client):
-    from gateway.stdio import MAX_FRAME_BYTES
+    from gateway.frames import MAX_FRAME_BYTES
 
     client.write(call(300, "search", {"query": "z" * (MAX_FRAME_BYTES + 10)}))
     [reply] = client.collect(1, timeout=30.0)

@@ -1,5 +1,7 @@
-"""The frame guard's verdicts: what passes to the SDK, what is answered (with which id and
-code), what is dropped; and how rejected values are quoted (short, privacy-filtered)."""
+"""The frame guard's verdicts: what passes to the server, what is answered (with which id and
+code), what is dropped; and how rejected values are quoted (short, privacy-filtered). The MCP
+SDK's message validation is the oracle: what the guard passes, the SDK accepts as the same kind
+of message, and a shape the SDK refuses never passes."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from gateway.frames import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     judge,
+    judge_bytes,
     recover_id,
 )
 from gateway.redact import PREVIEW_CHARS, preview, shorten
@@ -28,20 +31,39 @@ def frame(**fields) -> str:
 
 def answered(line: str) -> list[tuple[object, int]]:
     verdict = judge(line)
-    assert verdict.message is None, "a refused frame must not reach the SDK"
-    return [(reply.id, reply.error.code) for reply in verdict.replies]
+    assert verdict.message is None, "a refused frame must not reach the server"
+    return [(reply["id"], reply["error"]["code"]) for reply in verdict.replies]
+
+
+def sdk_kind(value: object) -> str | None:
+    """The kind of JSON-RPC message the SDK parses `value` as, None when it refuses it."""
+    try:
+        return type(types.jsonrpc_message_adapter.validate_python(value, by_name=False)).__name__
+    except ValueError:
+        return None
 
 
 def test_a_valid_request_passes_as_the_parsed_message():
     verdict = judge(frame(id=3, method="tools/list"))
-    assert isinstance(verdict.message, types.JSONRPCRequest)
-    assert verdict.message.id == 3 and verdict.message.method == "tools/list"
+    assert verdict.message == {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    assert sdk_kind(verdict.message) == "JSONRPCRequest"
     assert not verdict.replies and not verdict.dropped
 
 
 def test_notifications_and_client_responses_pass():
-    assert isinstance(judge(frame(method="notifications/initialized")).message, types.JSONRPCNotification)
-    assert isinstance(judge(frame(id="r1", result={})).message, types.JSONRPCResponse)
+    assert sdk_kind(judge(frame(method="notifications/initialized")).message) == "JSONRPCNotification"
+    assert sdk_kind(judge(frame(id="r1", result={})).message) == "JSONRPCResponse"
+    assert sdk_kind(judge(frame(id="r2", error={"code": 1, "message": "no"})).message) == "JSONRPCError"
+
+
+@pytest.mark.parametrize("fields", [
+    {"id": 1}, {"id": 1, "result": 5}, {"id": 1, "error": {"code": 1}}, {"id": 1, "error": "no"},
+    {"result": {}}, {"error": {"code": 1, "message": "no"}}, {"id": 1, "result": {}, "extra": 1},
+    {"id": 1, "method": "x", "extra": 1}, {"method": "x", "result": {}}, {"id": "r", "result": {}},
+])
+def test_the_guard_passes_a_shape_exactly_when_the_sdk_accepts_it(fields):
+    verdict = judge(frame(**fields))
+    assert (verdict.message is not None) == (sdk_kind({"jsonrpc": "2.0", **fields}) is not None), fields
 
 
 def test_blank_lines_are_ignored():
@@ -111,7 +133,7 @@ def test_nesting_is_bounded():
 def test_two_messages_on_one_line_each_get_an_invalid_request():
     line = frame(id=1, method="tools/list") + frame(id=2, method="tools/list") + frame(method="notifications/x")
     verdict = judge(line)
-    assert [(r.id, r.error.code) for r in verdict.replies] == [(1, INVALID_REQUEST), (2, INVALID_REQUEST)]
+    assert [(r["id"], r["error"]["code"]) for r in verdict.replies] == [(1, INVALID_REQUEST), (2, INVALID_REQUEST)]
     assert verdict.message is None and len(verdict.dropped) == 1
 
 
@@ -140,10 +162,23 @@ def test_the_id_of_a_broken_frame_is_read_only_before_any_nested_value():
     assert recover_id('{"id":"\\ud800"') is None
 
 
-def test_every_reply_serialises_as_json_rpc():
-    for line in ["x", frame(id=1, method=5), "[]", frame(id=None, method="m")]:
+def test_every_reply_is_a_json_rpc_error_the_sdk_accepts():
+    for line in ["x", frame(id=1, method=5), "[]", frame(id=None, method="m"), frame(id=2, params=[1])]:
         for reply in judge(line).replies:
-            assert json.loads(reply.model_dump_json(by_alias=True, exclude_unset=True))["jsonrpc"] == "2.0"
+            assert sdk_kind(json.loads(json.dumps(reply))) == "JSONRPCError", reply
+
+
+def test_a_frame_past_the_size_cap_is_refused_with_its_id():
+    from gateway.frames import MAX_FRAME_BYTES
+
+    raw = frame(id=9, method="tools/call", params={"q": "z" * MAX_FRAME_BYTES}).encode()
+    assert answered_bytes(raw) == [(9, INVALID_REQUEST)]
+
+
+def answered_bytes(raw: bytes) -> list[tuple[object, int]]:
+    verdict = judge_bytes(raw)
+    assert verdict.message is None
+    return [(reply["id"], reply["error"]["code"]) for reply in verdict.replies]
 
 
 def test_a_preview_is_short_and_privacy_filtered():

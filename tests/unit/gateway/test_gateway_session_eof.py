@@ -6,17 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from types import SimpleNamespace
 
 import pytest
 
-from gateway.session import CLOSED_MESSAGE, Session
+from gateway.server import CLOSED_MESSAGE, Session
 from gateway.spec import ToolResult
 
 pytestmark = pytest.mark.unit
 
 
-class _NeverAnswers:
+class _Core:
+    """The part of the gateway's core a session uses besides call_tool."""
+
+    by_name: dict = {}
+    structured = False
+
+    def attach(self, notify) -> None:
+        pass
+
+
+class _NeverAnswers(_Core):
     """A gateway whose tool calls run until cancelled: the client leaves while they are in flight."""
 
     async def call_tool(self, name, arguments, progress):
@@ -30,13 +39,10 @@ def _call(request_id) -> bytes:
 
 
 def _sent(session: Session) -> list[dict]:
-    frames = []
-    while not session.outbox.empty():
-        frames.append(json.loads(session.outbox.get()))
-    return frames
+    return [json.loads(line) for line in session.sent]  # type: ignore[attr-defined]
 
 
-class _AnswersWhenReleased:
+class _AnswersWhenReleased(_Core):
     """A gateway whose tool calls finish once the test lets them, after the client closed stdin."""
 
     def __init__(self):
@@ -48,8 +54,11 @@ class _AnswersWhenReleased:
 
 
 def _session(gateway=None) -> Session:
-    handover = SimpleNamespace(answers=None, version="2025-06-18")
-    return Session(gateway or _NeverAnswers(), handover)  # type: ignore[arg-type]
+    sent: list[bytes] = []
+    session = Session(gateway or _NeverAnswers(), sent.append)  # type: ignore[arg-type]
+    session.version = "2025-06-18"  # initialized
+    session.sent = sent  # type: ignore[attr-defined]
+    return session
 
 
 def test_requests_running_at_eof_finish_and_get_their_results():
@@ -57,8 +66,8 @@ def test_requests_running_at_eof_finish_and_get_their_results():
         gateway = _AnswersWhenReleased()
         session = _session(gateway)
         for n in range(8):
-            session._receive(_call(n))
-        stopping = asyncio.ensure_future(session._stop_running())  # EOF read: the client sent all it will
+            session.receive(_call(n))
+        stopping = asyncio.ensure_future(session.drain())  # EOF read: the client sent all it will
         await asyncio.sleep(0)
         gateway.release.set()
         await stopping
@@ -73,11 +82,11 @@ def test_requests_read_with_the_eof_in_one_batch_each_get_the_closed_error_past_
     async def scenario() -> Session:
         session = _session()
         session.eof_grace_s = 0.0
-        session._receive(_call("started"))
+        session.receive(_call("started"))
         await asyncio.sleep(0)  # this one reaches its tool call
         for n in range(3):      # these arrive with the EOF: cancelled before their first step
-            session._receive(_call(f"late-{n}"))
-        await session._stop_running()
+            session.receive(_call(f"late-{n}"))
+        await session.drain()
         return session
 
     frames = _sent(asyncio.run(scenario()))
@@ -88,12 +97,12 @@ def test_requests_read_with_the_eof_in_one_batch_each_get_the_closed_error_past_
 def test_a_request_the_client_cancels_gets_no_reply_even_before_its_first_step():
     async def scenario() -> Session:
         session = _session()
-        session._receive(_call(7))
-        session._receive(_call(8))
+        session.receive(_call(7))
+        session.receive(_call(8))
         session.eof_grace_s = 0.0
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
-        session._receive(json.dumps(cancel).encode())
-        await session._stop_running()
+        session.receive(json.dumps(cancel).encode())
+        await session.drain()
         return session
 
     session = asyncio.run(scenario())

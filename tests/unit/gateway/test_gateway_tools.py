@@ -156,7 +156,7 @@ TOOLS_LIST_MAX_CHARS = 10_000
 
 
 def wire_chars(specs, structured: bool = False) -> int:
-    """Size of the tools/list result as the host receives it (gateway.session writes it so)."""
+    """Size of the tools/list result as the host receives it (gateway.server writes it so)."""
     return len(json.dumps({"tools": host_view(specs, structured)}, ensure_ascii=False, separators=(",", ":")))
 
 
