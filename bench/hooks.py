@@ -6,7 +6,7 @@ subprocess with a realistic payload, N times, and prints p50/p95 next to the bar
 interpreter start (`python -c pass`) and the import floor of any gRPC client
 (`import grpc` + the generated stubs), measured in the same run.
 
-    .venv/bin/python bench/hooks.py [--runs 20]
+    .venv/bin/python -m bench.hooks [--runs 20]
 
 The hooks the agent waits for (SessionStart, UserPromptSubmit, the file-context
 PreToolUse on Read) must reach p50 <= 150 ms or <= 2x the interpreter start; the rows
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import importlib
 import json
 import os
 import shutil
@@ -30,11 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from tests.fixtures.replay import make_workspace, payloads, wait_for_workers  # noqa: E402
+from bench.harness import REPO, SERVICES, load_average, percentile, start_service
+from bench.replay import make_workspace, payloads, wait_for_workers
+from mnemo.config import ensure_private_dirs, load_settings, with_overrides
 
 TARGET_MS = 150.0
 WAITED_FOR = ("SessionStart", "UserPromptSubmit", "PreToolUse (Read)")
@@ -47,11 +44,6 @@ def timed(argv: list[str], stdin: str, env: dict[str, str]) -> float:
     if done.returncode != 0 or not done.stdout.startswith("{"):
         raise SystemExit(f"{argv}: exit {done.returncode}: {done.stdout[:200]} {done.stderr[-500:]}")
     return elapsed
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def main() -> int:
@@ -69,8 +61,7 @@ def main() -> int:
     env.update(MNEMO_HOME=str(home), MNEMO_EMBEDDER="hash", MNEMO_LOG_LEVEL="warning")
     handles = []
     try:
-        for name in ("store", "vector", "search"):
-            handles.append(importlib.import_module(f"{name}_svc.main").start(settings, settings.listen_address(name)))
+        handles.extend(start_service(name, settings) for name in SERVICES)
         repo, transcript = make_workspace(home / "ws")
         recorded = payloads(repo, transcript)
         start = next(p for e, p in recorded if e == "SessionStart")
@@ -116,7 +107,7 @@ def main() -> int:
         shutil.rmtree(home, ignore_errors=True)
 
     baseline = statistics.median(rows["python -c pass"])
-    print(f"hook latency, {args.runs} runs each, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"hook latency, {args.runs} runs each, {os.cpu_count()} CPUs, load average {load_average()}")
     print(f"{'what':<30} {'p50 ms':>8} {'p95 ms':>8} {'x baseline':>11}")
     met = True
     for name, values in rows.items():

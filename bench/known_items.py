@@ -23,9 +23,9 @@ one process each). Baseline in the same run: the store's own full-text search (S
 bm25 OR of the words, no floor): what lexical search alone finds, so a ratio under 1 is what the
 fusion and the relevance floor lose.
 
-    .venv/bin/python bench/known_items.py [--per-class 200] [--cli 25] [--embedder minilm-int8]
+    .venv/bin/python -m bench.known_items [--per-class 200] [--cli 25] [--embedder minilm-int8]
 
-bench/locomo.py prints these figures beside its own (known_items.run_known_items).
+bench/locomo/run.py prints these figures beside its own (known_items.run_known_items).
 Skips cleanly (exit 0) when the data is absent.
 """
 
@@ -44,19 +44,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from bench.harness import REPO, mcp_session, print_load_average
+from mnemo.query import STOP_WORDS, split_words
+
 DATA = REPO.parent / "shared" / "data" / "known-items" / "requests-commits.json"
 LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-
-from mnemo.query import STOP_WORDS, split_words  # noqa: E402
-
 PROJECT = "requests"
 RARE_DF = 3
 TRIES = 5  # candidate words or pairs of a note checked against the index
@@ -237,22 +232,9 @@ def judged(q: Query, ids: list[int]) -> bool:
 
 
 # -- through MCP ---------------------------------------------------------------------------
-@asynccontextmanager
-async def _session(env: dict[str, str]) -> AsyncIterator:
-    """An MCP SDK client session with a freshly spawned gateway (`mnemo mcp`)."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mnemo.cli", "mcp"], env=env, cwd=str(REPO))
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
 async def _save(env: dict[str, str], notes: list[Note]) -> None:
     """Every note through save_memory, as a user saves one; note.id is what it answers."""
-    async with _session(env) as session:
+    async with mcp_session(env) as session:
         for note in notes:
             saved = await session.call_tool("save_memory", {"text": note.text, "type": note.type, "project": PROJECT})
             assert not saved.is_error, saved.content
@@ -262,7 +244,7 @@ async def _save(env: dict[str, str], notes: list[Note]) -> None:
 async def _ask(env: dict[str, str], queries: list[Query]) -> dict[str, Tally]:
     """mem_search for every query; MCP `search` with obs_type for the filtered ones."""
     tallies = {kind: Tally() for kind in CLASSES}
-    async with _session(env) as session:
+    async with mcp_session(env) as session:
         for q in queries:
             arguments: dict[str, object] = {"query": q.text, "project": PROJECT, "limit": DEPTH}
             tool = "search" if q.obs_type else "mem_search"
@@ -396,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="", help="embedder name (default: the settings default)")
     args = parser.parse_args(argv)
     print_known_items(run_known_items(args.per_class, args.cli, args.embedder))
-    print(f"\nload average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print()
+    print_load_average()
     return 0
 
 

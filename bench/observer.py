@@ -16,25 +16,22 @@ passes after failing, with an edit or an install in between), next to the pre-is
 rule (a failure remembered by command head or test runner, no change needed) as the
 baseline; and "Tests pass" in the session summary for a command whose last run failed.
 
-    .venv/bin/python bench/observer.py
+    .venv/bin/python -m bench.observer
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from capture.drafts import ToolEvent  # noqa: E402
-from capture.observer import observe  # noqa: E402
-from capture.observer_shell import shell_verdict  # noqa: E402
-from tests.fixtures.observer.deliveries import (  # noqa: E402
+from bench.harness import print_load_average
+from capture.drafts import ToolEvent
+from capture.observer import observe
+from capture.observer_shell import shell_verdict
+from tests.fixtures.observer.deliveries import (
     DELIVERIES,
     RUN_SETS,
     all_runs,
@@ -143,12 +140,11 @@ def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
 
 
 def main() -> int:
-    load = os.getloadavg()
     met = True
     with tempfile.TemporaryDirectory() as tmp:
         for run_set in RUN_SETS:
             met &= report(run_set, Path(tmp))
-    print(f"load average {tuple(round(x, 2) for x in load)}")
+    print_load_average()
     print(f"targets (accuracy >= {TARGET_ACCURACY} per delivery, no false claim, no false fix): "
           f"{'met' if met else 'NOT met'}")
     return 0 if met else 1

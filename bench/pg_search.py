@@ -6,7 +6,7 @@ then every query runs `--repeat` times on each (on PostgreSQL once with the docu
 cache warm, as between writes, and once cleared before every search): ingest rate, search
 p50/p95, and the PostgreSQL/SQLite ratio, with the load average (wall-clock numbers scale with it).
 
-    .venv/bin/python bench/pg_search.py [--n 100000] [--keep DIR] [--dump FILE] [--compare FILE]
+    .venv/bin/python -m bench.pg_search [--n 100000] [--keep DIR] [--dump FILE] [--compare FILE]
 
 --shared-buffers sets PostgreSQL's buffer cache (the default, 128MB, is the server's own);
 --keep reuses the stores in DIR when they hold --n observations (no re-ingest; '-' in the ingest column). --dump writes
@@ -19,29 +19,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
-import psycopg  # noqa: E402
-from psycopg import sql  # noqa: E402
-from psycopg.conninfo import make_conninfo  # noqa: E402
-
-from bench import store as store_bench  # noqa: E402  (the generator and queries of bench/store.py, one definition)
-from mnemo.logs import configure_logging  # noqa: E402
-from mnemo.v1 import common_pb2, store_pb2  # noqa: E402
-from store_svc.core import Store  # noqa: E402
-from store_svc.pg import fulltext  # noqa: E402
-from store_svc.pg.backend import PgBackend  # noqa: E402
+from bench import store as store_bench
+from bench.harness import load_average, percentile  # the generator and queries of bench/store.py, one definition
+from mnemo.logs import configure_logging
+from mnemo.v1 import common_pb2, store_pb2
+from store_svc.core import Store
+from store_svc.pg import fulltext
+from store_svc.pg.backend import PgBackend
 
 BATCH = 500
 
@@ -157,7 +153,7 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     server = start_postgres(workdir / "pgdata", args.shared_buffers)
     dsn = database(server.get_uri(), f"bench{args.n}")
-    load_start = os.getloadavg()
+    load_start = load_average()
     work = requests()
     rows: dict[str, tuple[float | None, list[float]]] = {}
     try:
@@ -179,13 +175,12 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
     print(f"n={args.n} queries={len(work)} x {args.repeat}; shared_buffers {args.shared_buffers}; "
-          f"load average at start {load_start[0]:.2f}, "
-          f"at end {os.getloadavg()[0]:.2f}")
+          f"load average at start {load_start}, at end {load_average()}")
     print(f"{'backend':>10} | {'ingest obs/s':>12} | {'p50 ms':>8} | {'p95 ms':>8}")
     for name, (rate, times) in rows.items():
         ingest = f"{rate:,.0f}" if rate else "-"
         print(f"{name:>10} | {ingest:>12} | {statistics.median(times):8.1f} | "
-              f"{store_bench.percentile(times, 0.95):8.1f}")
+              f"{percentile(times, 0.95):8.1f}")
     if "sqlite" in rows:
         ratio = statistics.median(rows["postgres"][1]) / statistics.median(rows["sqlite"][1])
         cold = statistics.median(rows["pg cold df"][1]) / statistics.median(rows["sqlite"][1])

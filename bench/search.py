@@ -15,8 +15,8 @@ Two phases, each on a fresh in-process stack (store_svc, vector_svc, search_svc)
    - hybrid:       SearchService.Search (validation, both paths, Hydrate, fusion, rendering).
    Reports p50/p95 in ms and the hybrid/lexical ratio.
 
-    .venv/bin/python bench/search.py                       # defaults above (~10 minutes on 2 cores)
-    .venv/bin/python bench/search.py --observations 20000 --catchup 2000
+    .venv/bin/python -m bench.search                       # defaults above (~10 minutes on 2 cores)
+    .venv/bin/python -m bench.search --observations 20000 --catchup 2000
 """
 
 from __future__ import annotations
@@ -26,17 +26,11 @@ import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.locomo import Stack  # noqa: E402  (one way of starting the stack for every benchmark)
-from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2  # noqa: E402
+from bench.harness import Stack, percentile, private_settings
+from mnemo.config import Settings
+from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 
 COMPONENTS = ["auth middleware", "login form", "session cache", "postgres pool", "schema migration", "json parser",
               "websocket client", "rate limiter", "job queue", "search index", "payment webhook", "image resizer",
@@ -109,18 +103,10 @@ def timed(fn, items, repeat: int) -> list[float]:
     return samples
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def make_settings(embedder: str) -> Settings:
-    home = Path(tempfile.mkdtemp(prefix="search-bench-"))
-    base = load_settings({"home": str(home)}, environ={})
-    ensure_private_dirs(base)
     # A long poll interval: the benchmark drives Sync itself, so the follower does not compete.
-    return with_overrides(base, embedder=embedder, vector_poll_ms=3_600_000, log_level="warning",
-                          rpc_timeout_s=600.0)
+    return private_settings("search-bench-", embedder=embedder, vector_poll_ms=3_600_000, log_level="warning",
+                            rpc_timeout_s=600.0)
 
 
 def run_catch_up(count: int, embedder: str) -> None:
@@ -174,7 +160,7 @@ def run_latency(count: int, embedder: str, n_queries: int, repeat: int) -> None:
     print(f"  {'path':<32}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}")
     base = None
     for name, samples in results.items():
-        p50, p95 = pct(samples, 0.5), pct(samples, 0.95)
+        p50, p95 = percentile(samples, 0.5), percentile(samples, 0.95)
         base = base or p50
         print(f"  {name:<32}{p50:>9.1f}{p95:>9.1f}{statistics.fmean(samples):>9.1f}   p50 x{p50 / base:.2f} of lexical")
 

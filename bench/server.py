@@ -10,7 +10,7 @@
    clients' calls succeed again, the longest call in flight at the kill, and failed calls.
 
 Every service is a `mnemo serve` subprocess on loopback TCP. Run:
-    .venv/bin/python bench/server.py [--n 100000] [--seconds 5] [--clients 1,8,32] [--no-postgres]
+    .venv/bin/python -m bench.server [--n 100000] [--seconds 5] [--clients 1,8,32] [--no-postgres]
 Not part of `make test`. The load average is printed: wall-clock numbers scale with it.
 """
 
@@ -30,14 +30,12 @@ import time
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import grpc
 
-import grpc  # noqa: E402
-
-from bench import store as store_bench  # noqa: E402  (the generator and queries of bench/store.py, one definition)
-from mnemo.grpc_client import check_health, open_channel  # noqa: E402
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
+from bench import store as store_bench
+from bench.harness import REPO, load_average, percentile  # the generator and queries of bench/store.py, one definition
+from mnemo.grpc_client import check_health, open_channel
+from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
 
 BATCH = 500
 REPLICA_CORPUS = 20_000  # observations behind the replica and failover runs (embedded once, hash embedder)
@@ -110,7 +108,7 @@ def measure_backend(services: Services, home: Path, n: int, **settings: str) -> 
         stats = stub.Stats(store_pb2.StatsRequest(), timeout=60)
     finally:
         channel.close()
-    return {"rate": rate, "p50": statistics.median(latencies), "p95": store_bench.percentile(latencies, 0.95),
+    return {"rate": rate, "p50": statistics.median(latencies), "p95": percentile(latencies, 0.95),
             "bytes": stats.db_bytes / n if stats.db_bytes else float("nan")}
 
 
@@ -223,7 +221,7 @@ def main() -> None:
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
-    load_start = os.getloadavg()
+    load_start = load_average()
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-server-"))
     services = Services(workdir)
     server = None
@@ -248,7 +246,7 @@ def main() -> None:
 
 def report(args, backends, table, fail, clients, load_start) -> None:
     cpus = os.cpu_count()
-    print(f"load average: {load_start[0]:.2f} at start, {os.getloadavg()[0]:.2f} at end, on {cpus} CPUs")
+    print(f"load average: {load_start} at start, {load_average()} at end, on {cpus} CPUs")
     print(f"\n1. Backends, {args.n} observations (ingest through gRPC, 2 streams; search: store full text, limit 20)")
     print(f"{'backend':>9} | {'ingest obs/s':>12} | {'search p50 ms':>13} | {'p95 ms':>7} | {'bytes/obs':>9}")
     print("-" * 62)

@@ -8,7 +8,7 @@ For stores of 10k and 100k generated observations:
   same file (the ratio shows the service's overhead);
 - database bytes per observation.
 
-Run: .venv/bin/python bench/store.py [--sizes 10000,100000]
+Run: .venv/bin/python -m bench.store [--sizes 10000,100000]
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from mnemo.grpc_client import check_health, open_channel  # noqa: E402
-from mnemo.logs import configure_logging  # noqa: E402
-from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc  # noqa: E402
-from mnemo.vocab import OBSERVATION_TYPES  # noqa: E402
-from store_svc.core import Store  # noqa: E402
+from bench.harness import REPO, cpu_seconds, load_average, percentile
+from mnemo.grpc_client import check_health, open_channel
+from mnemo.logs import configure_logging
+from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc
+from mnemo.vocab import OBSERVATION_TYPES
+from store_svc.core import Store
 
 BATCH = 500
 TYPES = OBSERVATION_TYPES[:6]  # the kinds of work; the security types stay rare
@@ -153,20 +151,6 @@ def start_server(home: Path) -> tuple[subprocess.Popen, str]:
     return proc, address
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc): a load-independent cost measure."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process (Linux /proc), MiB; 0 for one with no memory of its own left."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def send_concurrently(stub, batches, streams: int) -> None:
     def worker(part):
         for batch in part:
@@ -177,11 +161,6 @@ def send_concurrently(stub, batches, streams: int) -> None:
         t.start()
     for t in threads:
         t.join()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def run_size(n: int, workdir: Path) -> dict[str, float]:
@@ -260,7 +239,7 @@ def main() -> None:
         results = [run_size(int(s), workdir) for s in args.sizes.split(",")]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall-clock rates scale with it)")
+    print(f"load average at the end: {load_average()} on {os.cpu_count()} CPUs (wall-clock rates scale with it)")
     print(
         f"{'observations':>12} | {'gRPC obs/s':>10} | {'2 streams':>9} | {'in-proc':>7} | {'ratio':>5} | "
         f"{'srv CPU us/obs':>14} | {'search gRPC p50/p95 ms':>22} | {'in-proc p50/p95 ms':>18} | "

@@ -15,7 +15,7 @@ Table 2, per query: a mem_search index page (10 rows) against the full records i
 ids) against those full records and against the legacy first page of 20 read in full.
 
 Targets (issues 5 and 33): full records >= 5x a page; guided <= 1/5 of the legacy first page.
-Run: .venv/bin/python bench/tokens.py [--observations N]
+Run: .venv/bin/python -m bench.tokens [--observations N]
 """
 
 from __future__ import annotations
@@ -23,22 +23,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from mnemo.grpc_client import connect  # noqa: E402
-from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
-from mnemo.vocab import CHARS_PER_TOKEN  # noqa: E402
+from bench.harness import SERVICES, gateway_env, mcp_session, print_load_average, start_service
+from mnemo.config import ensure_private_dirs, load_settings, with_overrides
+from mnemo.grpc_client import connect
+from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
+from mnemo.vocab import CHARS_PER_TOKEN
 
 COMPONENTS = {
     "auth": ["src/auth/session.py", "src/auth/tokens.py", "src/auth/middleware.py", "tests/test_login.py"],
@@ -216,8 +213,6 @@ async def query_calls(session, tally: Tally, query: str) -> dict[str, int]:
 
 
 async def session_calls(env: dict[str, str]) -> tuple[Tally, list[tuple[str, dict[str, int]]]]:
-    from tests.service.gateway.mcp_support import mcp_session
-
     tally = Tally()
     per_query = []
     async with mcp_session(env) as session:
@@ -270,7 +265,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--observations", type=int, default=2400)
     args = parser.parse_args()
-    from tests.conftest import start_service
 
     home = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     started = []
@@ -279,20 +273,19 @@ def main() -> int:
         ensure_private_dirs(base)
         settings = with_overrides(base, embedder="hash", vector_poll_ms=200, log_level="error",
                                   rpc_timeout_s=60)
-        started = [start_service(name, settings) for name in ("store", "vector", "search")]
+        started = [start_service(name, settings) for name in SERVICES]
         began = time.monotonic()
         stats = build(settings, args.observations)
         took = time.monotonic() - began
         print(f"store: {stats.observations} observations, built and indexed in {took:.1f} s")
-        from tests.service.gateway.mcp_support import gateway_env
-
         text_only, per_query = asyncio.run(session_calls(gateway_env(settings)))
         structured, _ = asyncio.run(session_calls(gateway_env(settings, MNEMO_MCP_STRUCTURED_CONTENT="true")))
         print()
         print_per_tool(text_only, structured)
         print()
         print_per_query(per_query)
-        print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print()
+        print_load_average()
     finally:
         for handle, on_stop in reversed(started):
             handle.stop(0)

@@ -5,25 +5,20 @@ vector_svc (embedded Chroma) is asked to Sync until it has applied the whole fee
 baseline, measured in the same run on the same texts, is the embedder alone (no store, no
 gRPC, no Chroma): the ratio shows what the pipeline costs on top of the model.
 
-    .venv/bin/python bench/vector.py [--n 1000] [--embedder minilm-int8]
+    .venv/bin/python -m bench.vector [--n 1000] [--embedder minilm-int8]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mnemo.config import ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from mnemo.grpc_client import open_channel  # noqa: E402
-from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
+from bench.harness import print_load_average, private_settings, start_service
+from mnemo.grpc_client import open_channel
+from mnemo.v1 import common_pb2, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
 
 WORDS = [
     "the",
@@ -133,21 +128,14 @@ def observation(rng: random.Random, profile: str) -> common_pb2.Observation:
 
 
 def run_profile(profile: str, count: int, embedder_name: str) -> dict:
-    from tests.conftest import start_service
     from vector_svc.documents import observation_documents
     from vector_svc.embedders import make_embedder
 
     rng = random.Random(42)
     observations = [observation(rng, profile) for _ in range(count)]
-    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+    settings = private_settings("mnemo-bench-", embedder=embedder_name, vector_poll_ms=3_600_000, log_level="warning")
+    home = settings.home
     try:
-        settings = with_overrides(
-            load_settings({"home": str(home)}, environ={}),
-            embedder=embedder_name,
-            vector_poll_ms=3_600_000,
-            log_level="warning",
-        )
-        ensure_private_dirs(settings)
         # Baseline: the embedder alone on exactly the texts the index will embed.
         embedder = make_embedder(embedder_name)
         texts = [d.text for o in observations for d in observation_documents(o, embedder.token_spans)]
@@ -215,7 +203,7 @@ def main() -> int:
             f"{r['sync_obs_s']:>15,.0f} {r['sync_docs_s']:>8,.0f} {r['sync_obs_s'] / r['embed_obs_s']:>6.2f}"
         )
     print("\ntarget: >= 300 observations/s on 2 cores (catch-up column)")
-    print(f"load average (1, 5, 15 min): {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print_load_average()
     return 0
 
 

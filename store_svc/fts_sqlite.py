@@ -21,7 +21,7 @@ MAX_TRIGRAMS = 48
 # Tables whose FTS5 index has a last `context` column (schema._context_migration: the words of the
 # observations written just before a record in its session), and that column's bm25 weight next to
 # the record's own columns (narrative 1.0, title 8.0). Chosen on LoCoMo's dev split by
-# leave-one-conversation-out CV (bench/locomo_lexical.py; docs/search.md, "Context words").
+# leave-one-conversation-out CV (bench/locomo/lexical.py; docs/search.md, "Context words").
 CONTEXT_TABLES = frozenset({"observations"})
 CONTEXT_WEIGHT = 0.3
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bench.harness import start_service, subprocess_env  # noqa: F401 - the benches' and the tests' one copy
 from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides
 from mnemo.grpc_client import open_channel
 from tests.pg import postgres_database, postgres_dsn  # noqa: F401 - fixtures for every test
@@ -61,11 +62,6 @@ def settings(home: Path, store_backend: str, request: pytest.FixtureRequest) -> 
     if store_backend == "postgres":  # a fresh database of the session's PostgreSQL (tests/pg.py)
         base = with_overrides(base, store_backend="postgres", store_dsn=request.getfixturevalue("postgres_database"))
     return base
-
-
-def start_service(name: str, settings: Settings, listen: str | None = None):
-    module = importlib.import_module(f"{name}_svc.main")
-    return module.start(settings, listen or settings.listen_address(name))
 
 
 def _serving(name: str, settings: Settings):
@@ -118,17 +114,6 @@ def stack(store_server, vector_server, search_server, settings):
     """All three services on their default sockets in `settings.home`: a gateway or hook
     started with MNEMO_HOME=settings.home finds them healthy and starts nothing."""
     return settings
-
-
-def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:
-    """Environment for a spawned mnemo process: the test's home, no user config, stderr logs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
-    env.update({"MNEMO_HOME": str(settings.home), "MNEMO_EMBEDDER": settings.embedder,
-                "MNEMO_LOG_LEVEL": "warning", "MNEMO_VECTOR_POLL_MS": str(settings.vector_poll_ms)})
-    if settings.store_backend != "sqlite":
-        env.update({"MNEMO_STORE_BACKEND": settings.store_backend, "MNEMO_STORE_DSN": settings.store_dsn})
-    env.update(extra)
-    return env
 
 
 def processes_of(home: Path) -> Iterator[tuple[int, list[bytes]]]:

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
+from bench.replay import install_for_a_new_user
 from tests.conftest import read_rows, subprocess_env, wait_for
 from tests.e2e.test_claude_cli import run_claude
 from tests.fakes.claude_cli import claude_cli
 from tests.fakes.messages_stream import ScriptedMessages, text, tool_use
-from tests.fixtures.replay import install_for_a_new_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.replay import PROJECT, install_for_a_new_user, make_workspace, payloads, wait_for_workers
 from capture.install import ASYNC_EVENTS, DETACHED_EVENTS, HOOK_EVENTS
 from mnemo.v1 import search_pb2
 from tests.conftest import subprocess_env
-from tests.fixtures.replay import PROJECT, install_for_a_new_user, make_workspace, payloads, wait_for_workers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

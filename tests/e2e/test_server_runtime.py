@@ -19,12 +19,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from bench.replay import make_workspace, payloads, run_hook, wait_for_workers
 from capture.outbox import OUTBOX_DIR
 from mnemo.config import ensure_private_dirs, load_settings, with_overrides
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import store_pb2, store_pb2_grpc
 from tests.conftest import subprocess_env
-from tests.fixtures.replay import make_workspace, payloads, run_hook, wait_for_workers
 from tests.grpcurl_support import mnemo_command
 from tests.server_runtime_support import write_token_file
 from tests.server_support import Deployment, start_chroma, stop_process

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.replay import make_workspace, payloads, replay, run_hook, wait_for_workers
 from capture.outbox import OUTBOX_DIR, RECEIVED_KEY
 from mnemo.config import load_settings, with_overrides
 from tests.conftest import processes_of, start_service, subprocess_env
-from tests.fixtures.replay import make_workspace, payloads, replay, run_hook, wait_for_workers
 from tests.server_runtime_support import TeamServer, free_port, server_runtime_env, write_token_file
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

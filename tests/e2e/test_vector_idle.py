@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from bench.replay import run_hook
 from mnemo import supervisor, wake
 from mnemo.config import with_overrides
 from mnemo.grpc_client import connect
@@ -19,7 +20,6 @@ from mnemo.stack import ensure_stack, read_pid, run_down, service_healthy
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
 from search_svc.retrieval import SEMANTIC_WARMING
 from tests.conftest import REPO_ROOT, processes_of, subprocess_env, wait_for
-from tests.fixtures.replay import run_hook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
+from bench.replay import make_workspace, payloads, run_hook
 from mnemo.config import Settings
 from mnemo.grpc_client import connect as connect_service
 from mnemo.v1 import common_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
 from tests.conftest import subprocess_env, wait_for
-from tests.fixtures.replay import make_workspace, payloads, run_hook
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.replay import run_hook, wait_for_workers
 from tests.conftest import subprocess_env
-from tests.fixtures.replay import run_hook, wait_for_workers
 
 pytestmark = pytest.mark.service
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.replay import PROJECT, make_workspace, payloads, replay, run_hook
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import store_pb2, store_pb2_grpc
 from tests.conftest import subprocess_env
-from tests.fixtures.replay import PROJECT, make_workspace, payloads, replay, run_hook
 
 pytestmark = pytest.mark.service
 

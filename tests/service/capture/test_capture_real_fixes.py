@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from bench.replay import run_hook
 from tests.conftest import read_rows, subprocess_env
 from tests.fixtures.observer.deliveries import claude_payload, load_sessions
-from tests.fixtures.replay import run_hook
 
 pytestmark = pytest.mark.service
 

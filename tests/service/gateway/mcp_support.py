@@ -4,48 +4,16 @@ and a fault-injecting SearchService (the one place a fake backend is allowed).
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 
 import grpc
 
-from mnemo.config import Settings
+from bench.harness import GATEWAY_ARGV, gateway_env, mcp_session  # noqa: F401 - one copy, shared with the benches
+from bench.harness import REPO as REPO_ROOT
 from mnemo.grpc_server import build_server
 from mnemo.v1 import search_pb2, search_pb2_grpc
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-GATEWAY_ARGV = [sys.executable, "-m", "mnemo.cli", "mcp"]
-
-
-def gateway_env(settings: Settings, **extra: str) -> dict[str, str]:
-    from tests.conftest import subprocess_env
-
-    env = subprocess_env(settings, **extra)
-    env.setdefault("MNEMO_LOG_FILE", str(settings.logs_dir / "gateway.log"))
-    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-@asynccontextmanager
-async def mcp_session(env: dict[str, str], *, message_handler=None, cwd: Path = REPO_ROOT,
-                      args: tuple[str, ...] = ()) -> AsyncIterator:
-    """An initialized SDK ClientSession talking to a freshly spawned gateway (`mnemo mcp *args`,
-    started in `cwd`); `message_handler` receives the server's notifications."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=GATEWAY_ARGV[0], args=[*GATEWAY_ARGV[1:], *args], env=env, cwd=str(cwd))
-    with open(os.devnull, "w") as errlog:
-        async with (stdio_client(params, errlog=errlog) as (read, write),
-                    ClientSession(read, write, message_handler=message_handler) as session):
-            await session.initialize()
-            yield session
 
 
 def minimal_arguments(tool: str) -> dict:

@@ -1,31 +1,20 @@
-"""A small LoCoMo run through the public API: the retrieval protocol of bench/locomo.py on
+"""A small LoCoMo run through the public API: the retrieval protocol of bench/locomo/run.py on
 the first sessions of one conversation. Skips where ../shared/data/locomo is absent."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from tests.conftest import LOCOMO_DIR, REPO_ROOT
+from bench.locomo import run as bench
+from tests.conftest import LOCOMO_DIR
 
 pytestmark = [pytest.mark.service, pytest.mark.chroma, pytest.mark.slow]
 
 SAMPLE, SESSIONS = 1, 3  # the data file's second conversation, its first three sessions
 
 
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_locomo", REPO_ROOT / "bench" / "locomo.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.skipif(not (LOCOMO_DIR / "locomo-dev.json").is_file(), reason="LoCoMo data absent")
 def test_hybrid_search_finds_evidence_for_locomo_questions(settings):
-    bench = load_bench()
     dev = bench.load_dev(LOCOMO_DIR)
     corrections, _ = bench.audit_corrections(dev, LOCOMO_DIR)
     conv = dev[SAMPLE]

@@ -1,4 +1,4 @@
-"""The leave-one-conversation-out cross-validation of bench/locomo_cv.py on made-up lists:
+"""The leave-one-conversation-out cross-validation of bench/locomo/cv.py on made-up lists:
 parameters are chosen without the held-out project, and the floor is calibrated from
 questions asked in the wrong project."""
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.unit
 
 
 def load_cv():
-    return importlib.import_module("bench.locomo_cv")  # bench/ is a namespace package from the repo root
+    return importlib.import_module("bench.locomo.cv")
 
 
 def case(cv, project: str, index: int, answer: str, cross_similarity: float):

@@ -1,4 +1,4 @@
-"""bench/peer.py's two sides: claude-mem 13.25.3 (full-text, or with its Chroma path on) and mnemo."""
+"""bench/peer/run.py's two sides: claude-mem 13.25.3 (full-text, or with its Chroma path on) and mnemo."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.peer_procs import free_port, timed_run
+from bench.harness import REPO
+from bench.peer.procs import free_port, timed_run
 
-REPO = Path(__file__).resolve().parents[1]
 CLAUDE_MEM = "claude-mem@13.25.3"
 
 
@@ -28,7 +28,7 @@ class ClaudeMem:
 
     Telemetry off; its LLM paths point at local stubs (CLAUDE_CODE_PATH a script that exits 1,
     ANTHROPIC_BASE_URL a local server answering 503), so no real `claude` starts. With `chroma`,
-    its vector path is on and `bin_dir` (the uvx shim, bench/peer_chroma.py) comes first on PATH.
+    its vector path is on and `bin_dir` (the uvx shim, bench/peer/chroma.py) comes first on PATH.
     """
 
     def __init__(self, root: Path, stub_url: str, name: str, *, chroma: bool = False, bin_dir: Path | None = None):

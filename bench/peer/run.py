@@ -2,14 +2,14 @@
 
 Installs bun and claude-mem from npm into a temp dir and runs two claude-mem installs side by
 side on copies of one corpus: full-text (`CLAUDE_MEM_CHROMA_ENABLED=false`) and hybrid (its
-Chroma path on, offline: bench/peer_chroma.py). The corpus is generated deterministically into
+Chroma path on, offline: bench/peer/chroma.py). The corpus is generated deterministically into
 claude-mem's own database (created by its worker), dated within the last 30 days, imported
 into a private mnemo home with `mnemo import`; all are asked the same queries, interleaved,
 over raw JSON-RPC on their stdio (no client library on either side). Before measuring, the
 bench confirms claude-mem's collection holds the corpus and answers a paraphrase. Prints the
 table with ratios, the machine and the load average. Not part of `make test`.
 
-    .venv/bin/python bench/peer.py [--observations 10000] [--embedder minilm-int8|hash] [--idle-exit 60]
+    .venv/bin/python -m bench.peer [--observations 10000] [--embedder minilm-int8|hash] [--idle-exit 60]
 
 mnemo runs with `vector_idle_exit_s` at --idle-exit (the product's default is 600): after the
 searches the bench waits until vector_svc has idled out, measures the idle memory, and times
@@ -32,14 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench import peer_chroma  # noqa: E402
-from bench.peer_corpus import PLACES, SUBJECTS, generate_corpus, make_queries, paraphrase_queries  # noqa: E402
-from bench.peer_procs import StdioPeer, cold_start, llm_stub, side_cpu_s, side_memory  # noqa: E402
-from bench.peer_sides import ClaudeMem, Mnemo, install_claude_mem  # noqa: E402
+from bench.harness import REPO, load_average, percentile, print_table
+from bench.peer import chroma as peer_chroma
+from bench.peer.corpus import PLACES, SUBJECTS, generate_corpus, make_queries, paraphrase_queries
+from bench.peer.procs import StdioPeer, cold_start, llm_stub, side_cpu_s, side_memory
+from bench.peer.sides import ClaudeMem, Mnemo, install_claude_mem
 
 WARM_QUERIES = 5  # asked of every side before the timed queries
 TOP = 20  # results asked per search, and the depth of recall
@@ -49,8 +46,8 @@ TITLE = re.compile("(" + "|".join(map(re.escape, SUBJECTS)) + ") in (" + "|".joi
 
 
 def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000
+    """The q percentile of samples in seconds, in ms."""
+    return percentile(values, q) * 1000
 
 
 def ratio(ours: float, theirs: float) -> str:
@@ -330,18 +327,15 @@ def measure(cms: dict[str, ClaudeMem], mn: Mnemo, opts: argparse.Namespace, rows
     rows.append(fulltext_row(cms["full"], mn, opts))
 
 
-def print_table(rows: list[Row], opts: argparse.Namespace) -> None:
+def print_figures(rows: list[Row], opts: argparse.Namespace) -> None:
     print()
-    print("| figure | claude-mem full-text | claude-mem hybrid (Chroma on) | mnemo | mnemo / claude-mem hybrid |")
-    print("|---|---|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
-    load = os.getloadavg()
+    print_table(("figure", "claude-mem full-text", "claude-mem hybrid (Chroma on)", "mnemo",
+                 "mnemo / claude-mem hybrid"), rows)
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
     print(f"\n{opts.observations:,} observations, {opts.queries} queries interleaved, mnemo embedder {opts.embedder}; "
           f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}; "
-          f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+          f"load average at the end {load_average()}")
 
 
 def main() -> int:
@@ -356,7 +350,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (prints its path)")
     opts = parser.parse_args()
     if not (shutil.which("npm") and shutil.which("node")):
-        print("bench/peer.py: skipped: npm and node are needed to install and run claude-mem", file=sys.stderr)
+        print("bench/peer/run.py: skipped: npm and node are needed to install and run claude-mem", file=sys.stderr)
         return 0
     root = Path(tempfile.mkdtemp(prefix="mnemo-peer-"))
     stub = llm_stub()
@@ -373,7 +367,7 @@ def main() -> int:
         install_claude_mem(root)
         measure(cms, mn, opts, rows)
     finally:
-        print_table(rows, opts)
+        print_figures(rows, opts)
         for stop in (*(lambda cm=cm: cm.worker("stop") for cm in cms.values()), mn.down, stub.shutdown):
             try:
                 stop()

@@ -2,14 +2,14 @@
 
 The lexical leg is rebuilt in a scratch SQLite FTS5 index (the store's tokenizer, 'porter
 unicode61', and the store's query builder, mnemo.query), all five conversations in one index
-as in bench/locomo.py (bm25 statistics over the whole index, project filter afterwards).
-The vector lists come from the real stack, gathered once by bench/locomo_lists.py. Each
-variant's lexical lists are fused with the same vector lists by bench/locomo_cv.py; the
+as in bench/locomo/run.py (bm25 statistics over the whole index, project filter afterwards).
+The vector lists come from the real stack, gathered once by bench/locomo/lists.py. Each
+variant's lexical lists are fused with the same vector lists by bench/locomo/cv.py; the
 variant's own parameter is chosen inside each fold, with the fusion parameters and floor.
 
-    .venv/bin/python bench/locomo_lists.py           # once: the vector lists
-    .venv/bin/python bench/locomo_lexical.py         # every lever below
-    .venv/bin/python bench/locomo_lexical.py --levers base,context
+    .venv/bin/python -m bench.locomo.lists           # once: the vector lists
+    .venv/bin/python -m bench.locomo.lexical         # every lever below
+    .venv/bin/python -m bench.locomo.lexical --levers base,context
 
 Levers: base (the store's query, checked against the store's own lists), context (a second,
 low-weight FTS5 column holding the neighbouring turns of the same session), prf (RM3-like
@@ -32,19 +32,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for extra in (REPO, REPO / "bench"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-import locomo  # noqa: E402
-import locomo_cv  # noqa: E402
-import locomo_lists  # noqa: E402
-from locomo_cv import NO_FACTS, Case, CrossValidation, QKey, TurnFacts  # noqa: E402
-
-from mnemo.query import STOP_WORDS, parse, to_fts5  # noqa: E402
-from search_svc.fusion import FusionParams  # noqa: E402
-from search_svc.periods import named_periods  # noqa: E402
+from bench.locomo import cv as locomo_cv
+from bench.locomo import lists as locomo_lists
+from bench.locomo import run as locomo
+from bench.locomo.cv import NO_FACTS, Case, CrossValidation, QKey, TurnFacts
+from mnemo.query import STOP_WORDS, parse, to_fts5
+from search_svc.fusion import FusionParams
+from search_svc.periods import named_periods
 
 DEPTH = 100
 LexList = list[tuple[str, float]]
@@ -116,7 +110,7 @@ def load_docs() -> tuple[list[Doc], list[locomo.Question], list[str]]:
 
 
 def facts_of(docs: Sequence[Doc]) -> TurnFacts:
-    """What the store says of each turn (bench/locomo_cv.py, turn_facts)."""
+    """What the store says of each turn (bench/locomo/cv.py, turn_facts)."""
     return locomo_cv.turn_facts((d.project, d.dia, d.text) for d in docs)
 
 
@@ -394,10 +388,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=locomo_lists.DEFAULT_CACHE)
     parser.add_argument("--levers", default=",".join(LEVERS), help=f"comma list of {', '.join(LEVERS)}")
-    parser.add_argument("--full-grid", action="store_true", help="bench/locomo_cv.py's whole fusion grid")
+    parser.add_argument("--full-grid", action="store_true", help="bench/locomo/cv.py's whole fusion grid")
     args = parser.parse_args(argv)
     if not (locomo.DATA_DIR / "locomo-dev.json").is_file() or not args.cache.is_file():
-        print(f"skipped: {locomo.DATA_DIR} or {args.cache} is absent (run bench/locomo_lists.py first)")
+        print(f"skipped: {locomo.DATA_DIR} or {args.cache} is absent (run bench/locomo/lists.py first)")
         return 0
     lists = locomo_lists.load(args.cache)["lists"]
     docs, qs, _ = load_docs()

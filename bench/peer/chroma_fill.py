@@ -1,4 +1,4 @@
-"""Run by bench/peer_chroma.py with chroma-mcp's private interpreter (chromadb 1.5.9), HOME set to
+"""Run by bench/peer/chroma.py with chroma-mcp's private interpreter (chromadb 1.5.9), HOME set to
 claude-mem's private home: fills, counts or checks claude-mem's Chroma collection.
 
     fill DATA_DIR SKIP_JSON   write every record's documents as claude-mem's backfill would

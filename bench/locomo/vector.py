@@ -5,12 +5,12 @@ baseline reproduces the stack's lists), plus, for the `sentences` levers, each s
 turn embedded on its own with the turn's first N words in front of it (a lone sentence loses
 who and what it is about; the opening words carry that). A turn's similarity is then its best
 document's, as vector_svc ranks a record by its closest chunk. The lexical lists are the
-store's, gathered by bench/locomo_lists.py; fusion, floor and CV are bench/locomo_cv.py's,
-through bench/locomo_lexical.py's evaluation (each lever's own setting chosen inside each fold).
+store's, gathered by bench/locomo/lists.py; fusion, floor and CV are bench/locomo/cv.py's,
+through bench/locomo/lexical.py's evaluation (each lever's own setting chosen inside each fold).
 
-    .venv/bin/python bench/locomo_lists.py                      # once: the store's lists
-    .venv/bin/python bench/locomo_vector.py                     # every lever, small fusion grid
-    .venv/bin/python bench/locomo_vector.py --levers sentences --full-grid
+    .venv/bin/python -m bench.locomo.lists                      # once: the store's lists
+    .venv/bin/python -m bench.locomo.vector                     # every lever, small fusion grid
+    .venv/bin/python -m bench.locomo.vector --levers sentences --full-grid
 
 Levers: base (whole turns), sentences (one fixed number of opening words per row, then the
 number chosen per fold), bare-sentences (sentences without the opening words), content-query
@@ -28,20 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-for extra in (REPO, REPO / "bench"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-import locomo  # noqa: E402
-import locomo_lexical  # noqa: E402
-import locomo_lists  # noqa: E402
-from locomo_cv import Case  # noqa: E402
-
-from mnemo.config import Settings  # noqa: E402
-from mnemo.query import STOP_WORDS  # noqa: E402
-from search_svc.periods import named_periods  # noqa: E402
-from vector_svc.embedders import Embedder, make_embedder  # noqa: E402
+from bench.locomo import lexical as locomo_lexical
+from bench.locomo import lists as locomo_lists
+from bench.locomo import run as locomo
+from bench.locomo.cv import Case
+from mnemo.config import Settings
+from mnemo.query import STOP_WORDS
+from search_svc.periods import named_periods
+from vector_svc.embedders import Embedder, make_embedder
 
 LEVERS = ("base", "sentences", "bare-sentences", "content-query")
 OPENING_WORDS = (3, 4, 5, 6, 8)
@@ -115,11 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--cache", type=Path, default=locomo_lists.DEFAULT_CACHE)
     parser.add_argument("--levers", default=",".join(LEVERS), help=f"comma list of {', '.join(LEVERS)}")
-    parser.add_argument("--full-grid", action="store_true", help="bench/locomo_cv.py's whole fusion grid")
+    parser.add_argument("--full-grid", action="store_true", help="bench/locomo/cv.py's whole fusion grid")
     parser.add_argument("--embedder", default=Settings.embedder)
     args = parser.parse_args(argv)
     if not (locomo.DATA_DIR / "locomo-dev.json").is_file() or not args.cache.is_file():
-        print(f"skipped: {locomo.DATA_DIR} or {args.cache} is absent (run bench/locomo_lists.py first)")
+        print(f"skipped: {locomo.DATA_DIR} or {args.cache} is absent (run bench/locomo/lists.py first)")
         return 0
     lists = locomo_lists.load(args.cache)["lists"]
     docs, qs, _ = locomo_lexical.load_docs()

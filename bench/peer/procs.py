@@ -1,4 +1,4 @@
-"""bench/peer.py's processes: MCP servers over raw JSON-RPC, the processes of one side (found by a
+"""bench/peer/run.py's processes: MCP servers over raw JSON-RPC, the processes of one side (found by a
 marker in their command line or environment) with their CPU time, RSS and PSS, a local LLM stub."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.store import cpu_seconds, rss_mib
+from bench.harness import cpu_seconds, rss_mib
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "peer-bench", "version": "0"}}}

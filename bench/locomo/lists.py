@@ -1,11 +1,11 @@
 """Gather the LoCoMo candidate lists once from the real stack and keep them in a cache file.
 
-bench/locomo.py gathers the same lists for its cross-validation and throws them away; this
+bench/locomo/run.py gathers the same lists for its cross-validation and throws them away; this
 keeps them (outside the repository: the lists are derived from the licensed data set) so that
-lexical-side experiments (bench/locomo_lexical.py) can be run offline in seconds.
+lexical-side experiments (bench/locomo/lexical.py) can be run offline in seconds.
 
-    .venv/bin/python bench/locomo_lists.py                       # -> /tmp/locomo-lists.pkl
-    .venv/bin/python bench/locomo_lists.py --out /tmp/x.pkl --embedder hash
+    .venv/bin/python -m bench.locomo.lists                       # -> /tmp/locomo-lists.pkl
+    .venv/bin/python -m bench.locomo.lists --out /tmp/x.pkl --embedder hash
 
 The cache holds, per question of categories 1-4, the store's lexical list and the vector
 list (100 deep), in its own project and in another conversation's project.
@@ -20,13 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO / "bench") not in sys.path:
-    sys.path.insert(0, str(REPO / "bench"))
-
-import locomo  # noqa: E402
-
-from mnemo.config import Settings  # noqa: E402
+from bench.locomo import run as locomo
+from mnemo.config import Settings
 
 DEFAULT_CACHE = Path("/tmp/locomo-lists.pkl")
 

@@ -10,18 +10,18 @@ does not help (docs/search.md), so it is not part of search_svc and not a depend
 skips when the package is absent (`pip install --target DIR nanoranker onnxruntime-extensions`,
 then run with PYTHONPATH=DIR).
 
-1. gather: the real stack (bench/locomo.py's Stack: store, vector, search in this process) ingests the
+1. gather: the real stack (bench/locomo/run.py's Stack: store, vector, search in this process) ingests the
    dev split; for each question of categories 1-4 the deep lexical and vector candidate lists, in its
    own project and in another conversation's (for the relevance floor), are saved to --cache (a temp
    file outside the repository: it holds dialogue ids and scores, no text).
-2. evaluate: bench/locomo_cv.py chooses the fusion parameters and the floor per fold as before; then
+2. evaluate: bench/locomo/cv.py chooses the fusion parameters and the floor per fold as before; then
    the first k of each fused list are re-ranked, blending the z-scored fused score with the z-scored
    re-ranker score (`blend` below). k in {10, 20, 30} and the blend weight are chosen
    on four conversations and scored on the fifth, like every other parameter.
 3. latency: the re-ranker's own time per query on k real candidates (query + k texts embedded
    and scored), p50/p95, with the load average.
 
-    PYTHONPATH=DIR .venv/bin/python bench/rerank.py --cache /tmp/locomo-rerank.json --latency
+    PYTHONPATH=DIR .venv/bin/python -m bench.locomo.rerank --cache /tmp/locomo-rerank.json --latency
 """
 
 from __future__ import annotations
@@ -38,12 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-for path in (REPO, REPO / "bench"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from locomo import (  # noqa: E402
+from bench.locomo.cv import Case, CrossValidation, QKey, TurnFacts, describe, recall_at
+from bench.locomo.run import (
     DATA_DIR,
     Question,
     Stack,
@@ -60,9 +56,7 @@ from locomo import (  # noqa: E402
     wait_for_vectors,
     wrong_project,
 )
-from locomo_cv import Case, CrossValidation, QKey, TurnFacts, describe, recall_at  # noqa: E402
-
-from search_svc.fusion import Fused, FusionParams, RelevanceFloor  # noqa: E402
+from search_svc.fusion import Fused, FusionParams, RelevanceFloor
 
 # -- the re-ranker ----------------------------------------------------------------------------------
 _WHITESPACE = re.compile(r"\s\s+")

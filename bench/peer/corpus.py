@@ -1,4 +1,4 @@
-"""bench/peer.py's corpus: claude-mem's schema filled deterministically, and the queries.
+"""bench/peer/run.py's corpus: claude-mem's schema filled deterministically, and the queries.
 
 200 sessions over 5 projects, one prompt and one summary per session, observations "<Verb>
 <subject> in <place>" (seed 18), dated within the last 30 days (claude-mem's semantic search

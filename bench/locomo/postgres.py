@@ -1,5 +1,5 @@
 """The LoCoMo benchmark's store on PostgreSQL: a private home whose store uses a given database, or a
-fresh one of an embedded server started here (bench/locomo.py --store-backend postgres)."""
+fresh one of an embedded server started here (bench/locomo/run.py --store-backend postgres)."""
 
 from __future__ import annotations
 
