@@ -90,7 +90,8 @@ class Term:
     joined: bool = False
     """The parts of one identifier as written (`test_login_redirect`, `sessions.py`), in order: it
     ranks the records holding the identifier itself above those holding its parts apart, and
-    narrows nothing (its parts are terms of their own)."""
+    matches nothing its parts do not (they are terms of their own). It counts in its alternative's
+    evidence, so only a record holding the identifier itself is evidence of a match by it."""
 
     def fts5(self, table_column: str = "") -> str:
         """The quoted term; `table_column` (a name from code, never user text) restricts it."""
@@ -127,6 +128,9 @@ class ParsedQuery:
     a query without OR one group of all its terms. A record holding every term of one group is
     lexical evidence of a match (store_svc.queries.evidence); the FTS expression ORs every term
     anyway, so groups only judge, never match."""
+    alternatives: tuple[str, ...] = ()
+    """With more than one group, the text of each (as semantic_text reads it), in order: the
+    vector leg embeds each alternative on its own, so `a OR b` finds what `a` finds by meaning."""
 
     @property
     def content_words(self) -> tuple[str, ...]:
@@ -163,8 +167,13 @@ class ParsedQuery:
         """The text to embed: with operators on, their syntax (OR, AND, column:, a trailing *) is not content."""
         if not self.operators:
             return self.text
-        words = (_strip_column(word).rstrip("*") for word in self.text.split() if word not in ("OR", "AND"))
-        return " ".join(word for word in words if word)
+        return _semantic_words(self.text.split())
+
+
+def _semantic_words(chunks: list[str]) -> str:
+    """Chunks of operator syntax as text to embed: OR, AND, column: and a trailing * are not content."""
+    words = (_strip_column(chunk).rstrip("*") for chunk in chunks if chunk not in ("OR", "AND"))
+    return " ".join(word for word in words if word)
 
 
 def _strip_column(chunk: str) -> str:
@@ -209,11 +218,14 @@ class _Builder:
     cjk: list[Run] = field(default_factory=list)
     excluded_cjk: list[Run] = field(default_factory=list)
     groups: list[list[Term]] = field(default_factory=lambda: [[]])
+    spans: list[list[str]] = field(default_factory=lambda: [[]])
+    """The chunks of text each group was read from (groups[i] from spans[i])."""
 
     def next_group(self) -> None:
         """An OR between two parts: the terms that follow are another alternative."""
         if self.groups[-1]:
             self.groups.append([])
+            self.spans.append([])
 
     def add(self, text: str, *, negate: bool = False, phrase: bool = False, prefix: bool = False,
             column: str = "") -> None:
@@ -228,8 +240,12 @@ class _Builder:
         (self.excluded if negate else self.terms).extend(added)
         if not negate:
             self.groups[-1].extend(added)
+            self.spans[-1].append(text)
             if not phrase and len(words) > 1 and _IDENTIFIER.fullmatch(text.strip(_EDGE_PUNCTUATION)):
-                self.terms.append(Term(tuple(words), column=column, joined=True))  # ranks, in no group
+                # `gmail.com`: a record holding "gmail" and "com" apart is not one that holds it
+                whole = Term(tuple(words), column=column, joined=True)
+                self.terms.append(whole)
+                self.groups[-1].append(whole)
 
 
 def _identity(item: Term | Run) -> object:
@@ -251,13 +267,16 @@ def _unique(items: list) -> tuple:
     return tuple(seen.values())
 
 
-def _groups(groups: list[list[Term]], terms: tuple[Term, ...]) -> tuple[tuple[Term, ...], ...]:
-    """Each alternative reduced to the query's final terms (stop-words dropped, repeats once);
-    an alternative left with none of them (only stop-words) is no alternative."""
+def _groups(builder: _Builder, terms: tuple[Term, ...]) -> tuple[tuple[tuple[Term, ...], ...], tuple[str, ...]]:
+    """(each alternative reduced to the query's final terms (stop-words dropped, repeats once),
+    the text of each when there are several); an alternative left with none of the terms (only
+    stop-words) is no alternative."""
     final = {_identity(term): term for term in terms}
-    reduced = (tuple({_identity(t): final[_identity(t)] for t in group if _identity(t) in final}.values())
-               for group in groups)
-    return tuple(group for group in reduced if group)
+    reduced = ((tuple({_identity(t): final[_identity(t)] for t in group if _identity(t) in final}.values()), span)
+               for group, span in zip(builder.groups, builder.spans, strict=True))
+    kept = [(group, _semantic_words(span)) for group, span in reduced if group]
+    texts = tuple(text for _, text in kept) if len(kept) > 1 else ()
+    return tuple(group for group, _ in kept), texts
 
 
 def _is_stop_word(term: Term) -> bool:
@@ -283,11 +302,13 @@ def parse(text: str, operators: bool = False) -> ParsedQuery:
     else:
         _parse_plain(cleaned, builder)
     terms = _unique(_drop_stop_words(builder.terms))[:MAX_TERMS]
+    groups, alternatives = _groups(builder, terms)
     return ParsedQuery(
         text=cleaned,
         tokens=tuple(builder.tokens),
         terms=terms,
-        groups=_groups(builder.groups, terms),
+        groups=groups,
+        alternatives=alternatives,
         excluded=_unique(builder.excluded)[:MAX_TERMS],
         cjk=_unique(builder.cjk)[:MAX_TERMS],
         excluded_cjk=_unique(builder.excluded_cjk)[:MAX_TERMS],

@@ -69,6 +69,9 @@ LEXICAL_DEPTH = 100
 VECTOR_DEPTH = 100
 """Vector neighbours asked for; 200 (the maximum) when concepts/files are filtered after the query."""
 VECTOR_DEPTH_POSTFILTERED = 200
+MAX_ALTERNATIVES = 8
+"""Alternatives of `a OR b OR ...` embedded one by one (each costs an embedding); the last query
+embeds the rest together."""
 VECTOR_TIMEOUT_S = 5.0
 PROBE_TTL_S = 5.0
 # How long a new record may wait for its embedding before the relevance floor judges it
@@ -233,8 +236,8 @@ class Retrieval:
         if not query.strip():
             return self._listing(filters, limit, offset, order)
         ask = _Ask(query, filters, order, operators)
-        semantic_query, notice = _semantic_query(query, operators)
-        pending = self._start_semantic(semantic_query, filters) if semantic_query and self._vector_on else None
+        semantic_texts, notice = _semantic_query(query, operators)
+        pending = self._start_semantic(semantic_texts, filters) if semantic_texts and self._vector_on else None
         if pending is None:  # nothing to fuse with: the store ranks, pages and counts on its own
             lexical = self._lexical(ask, offset=offset, limit=limit)
             return HybridResult(rows=list(lexical.hits), counts=lexical_counts(lexical), strategy="lexical",
@@ -275,19 +278,20 @@ class Retrieval:
             page=common_pb2.Page(limit=limit, offset=offset)))
 
     # The vector query runs on a worker thread while the lexical query runs on this one.
-    def _start_semantic(self, text: str, filters: common_pb2.Filters) -> Future[_VectorReply]:
+    def _start_semantic(self, texts: tuple[str, ...], filters: common_pb2.Filters) -> Future[_VectorReply]:
         limit = VECTOR_DEPTH_POSTFILTERED if (filters.concepts or filters.files) else VECTOR_DEPTH
-        request = vector_pb2.VectorQueryRequest(text=text, filters=vector_filters(filters), limit=limit)
+        requests = [vector_pb2.VectorQueryRequest(text=text, filters=vector_filters(filters), limit=limit)
+                    for text in texts]
         timeout = min(self.backend.vector.timeout, VECTOR_TIMEOUT_S)
         context = contextvars.copy_context()  # carries the caller's deadline to the worker thread
-        return self._pool.submit(context.run, self._query_vector, request, timeout, filters)
+        return self._pool.submit(context.run, self._query_vector, requests, timeout, filters)
 
-    def _query_vector(self, request: vector_pb2.VectorQueryRequest, timeout: float,
+    def _query_vector(self, requests: list[vector_pb2.VectorQueryRequest], timeout: float,
                       filters: common_pb2.Filters) -> _VectorReply:
         try:
             # The watermark before the query: whatever it covers was in the index the query searched.
             status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=timeout)
-            reply: vector_pb2.VectorQueryResponse = self.backend.vector.stub.Query(request, timeout=timeout)
+            reply = _nearest([self.backend.vector.stub.Query(request, timeout=timeout) for request in requests])
         except _VECTOR_FAILURES as err:
             return err
         # Hydrated here, on the worker: the store round trips overlap the lexical query still running.
@@ -412,14 +416,32 @@ class Retrieval:
         return [row for row in hits if ref_key(row.ref) not in shown][:count]
 
 
-def _semantic_query(query: str, operators: bool) -> tuple[str, str]:
-    """(the text to embed, a notice): nothing to embed when operators restrict the match."""
+def _semantic_query(query: str, operators: bool) -> tuple[tuple[str, ...], str]:
+    """(the texts to embed, a notice): nothing to embed when operators restrict the match; each
+    alternative on its own for `a OR b`, so it holds what `a` alone finds by meaning."""
     parsed = parse(query, operators=operators)
     restricted = parsed.restricting_operators
     if restricted:
-        return "", (f"{' and '.join(restricted)} operators are applied by lexical search only; "
+        return (), (f"{' and '.join(restricted)} operators are applied by lexical search only; "
                     "semantic matches left out")
-    return parsed.semantic_text.strip(), ""
+    alternatives = parsed.alternatives
+    if len(alternatives) > MAX_ALTERNATIVES:
+        alternatives = (*alternatives[:MAX_ALTERNATIVES - 1], " ".join(alternatives[MAX_ALTERNATIVES - 1:]))
+    texts = alternatives or (parsed.semantic_text,)
+    return tuple(text for text in (t.strip() for t in texts) if text), ""
+
+
+def _nearest(replies: list[vector_pb2.VectorQueryResponse]) -> vector_pb2.VectorQueryResponse:
+    """The neighbours of several queries as one list: each record at its smallest distance, closest first."""
+    if len(replies) == 1:
+        return replies[0]
+    best: dict[Key, vector_pb2.VectorHit] = {}
+    for hit in (hit for reply in replies for hit in reply.hits):
+        key = ref_key(hit.ref)
+        if key not in best or hit.distance < best[key].distance:
+            best[key] = hit
+    closest = sorted(best.items(), key=lambda item: (item[1].distance, item[0]))
+    return vector_pb2.VectorQueryResponse(hits=[hit for _, hit in closest])
 
 
 def vector_filters(filters: common_pb2.Filters) -> common_pb2.Filters:

@@ -81,10 +81,24 @@ def test_a_filter_the_record_satisfies_never_empties_the_list(search_stub, notes
 
 
 def test_or_finds_every_record_either_side_holds(search_stub, notes):
-    """What `a OR b` adds from the vector leg depends on the embedding of the whole query, so only
-    the records holding a side's words are pinned: each of those is in the OR list."""
     either = set(found(search_stub, "bazel OR oauth"))
     assert {notes["Bazel remote cache"], notes["OAuth device flow"]} <= either
+
+
+PARAPHRASE = "application launches sluggishly"  # shares no word with the note it finds by meaning
+
+
+@pytest.mark.parametrize(("side", "other"), [(PARAPHRASE, "bazel"), ("bazel", PARAPHRASE), (PARAPHRASE, "zanzibar")])
+def test_or_never_finds_less_than_either_side_even_by_meaning(search_stub, store_stub, vector_stub, notes,
+                                                              side, other):
+    """`a OR b` embeds each side on its own: a record only the vector leg finds for one side is
+    found by the OR too (embedded whole, "... OR bazel" sat far from it)."""
+    slow = add_observation(store_stub, project="web", type="bugfix", title="Slow startup",
+                           narrative="The service took forty seconds to boot: it loaded every plugin eagerly.")
+    sync_vectors(vector_stub)
+    assert slow in found(search_stub, PARAPHRASE)  # by meaning alone
+    either = set(found(search_stub, f"{side} OR {other}"))
+    assert set(found(search_stub, side)) | set(found(search_stub, other)) <= either
 
 
 @pytest.mark.parametrize("query", ["banana smoothie recipe", "kubernetes helm chart", "zanzibar"])

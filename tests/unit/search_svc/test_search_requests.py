@@ -64,3 +64,21 @@ def test_restricting_operators_are_detected_only_where_they_are_syntax():
     assert restricting_operators('"login" NOT !!!') == ()  # one quoted word and a NOT of nothing narrow nothing
     assert parse("login OR auth*", operators=True).semantic_text == "login auth"
     assert parse("login OR auth*", operators=False).semantic_text == "login OR auth*"
+
+
+def test_each_alternative_of_an_or_is_embedded_and_their_neighbours_merged():
+    """`a OR b` asks the vector index once per side; a record both find keeps its smaller distance."""
+    from mnemo.v1 import vector_pb2
+    from search_svc.retrieval import MAX_ALTERNATIVES, _nearest, _semantic_query
+
+    assert _semantic_query("bazel OR oauth flow", operators=False) == (("bazel", "oauth flow"), "")
+    assert _semantic_query("bazel oauth", operators=False) == (("bazel oauth",), "")
+    many, _ = _semantic_query(" OR ".join(f"w{i}" for i in range(10)), operators=False)
+    assert len(many) == MAX_ALTERNATIVES and many[-1] == "w7 w8 w9"
+
+    def hit(rid: int, distance: float) -> vector_pb2.VectorHit:
+        return vector_pb2.VectorHit(ref=common_pb2.Ref(kind=1, id=rid), distance=distance)
+
+    merged = _nearest([vector_pb2.VectorQueryResponse(hits=[hit(1, 0.2), hit(2, 0.5)]),
+                       vector_pb2.VectorQueryResponse(hits=[hit(2, 0.1), hit(3, 0.4)])])
+    assert [(h.ref.id, h.distance) for h in merged.hits] == [(2, 0.1), (1, 0.2), (3, 0.4)]

@@ -116,17 +116,20 @@ def test_like_pattern_escapes_wildcards():
     assert like_pattern("50%_a\\b") == "%50\\%\\_a\\\\b%"
 
 
-@pytest.mark.parametrize(("text", "operators", "groups"), [
-    ("hooks implementation", False, [["hooks", "implementation"]]),
-    ("bazel OR oauth", False, [["bazel"], ["oauth"]]),  # OR between words: alternatives, in plain text too
-    ("OR gate", False, [["OR", "gate"]]),  # a leading OR is a word
-    ('"login flow" OR auth* -legacy', True, [["login flow"], ["auth"]]),
-    ("login OR the", False, [["login"]]),  # an alternative of stop-words only is none
+@pytest.mark.parametrize(("text", "operators", "groups", "alternatives"), [
+    ("hooks implementation", False, [["hooks", "implementation"]], ()),
+    ("bazel OR oauth", False, [["bazel"], ["oauth"]], ("bazel", "oauth")),  # OR between words, in plain text too
+    ("OR gate", False, [["OR", "gate"]], ()),  # a leading OR is a word
+    ('"login flow" OR auth* -legacy', True, [["login flow"], ["auth"]], ("login flow", "auth")),
+    ("login OR the", False, [["login"]], ()),  # an alternative of stop-words only is none
+    ("title:cache hit OR sessions.py", True, [["cache", "hit"], ["sessions", "py", "sessions py"]],
+     ("cache hit", "sessions.py")),  # an identifier's evidence needs it whole
 ])
-def test_or_separates_the_alternatives_evidence_is_judged_on(text, operators, groups):
+def test_or_separates_the_alternatives_evidence_is_judged_on(text, operators, groups, alternatives):
     parsed = parse(text, operators=operators)
     assert [[" ".join(t.words) for t in group] for group in parsed.groups] == groups
     assert all(term in parsed.terms for group in parsed.groups for term in group)
+    assert parsed.alternatives == alternatives  # what the vector leg embeds, one by one
 
 
 @pytest.mark.parametrize(("text", "prefix"), [
