@@ -16,7 +16,7 @@ from typing import Any
 from capture.commands import PROGRAM_PATH, VCS_COMMANDS, command_kind, test_runner, without_leading_cd
 from capture.drafts import FACT_MAX, SNIPPET_MAX, Draft, ToolEvent, cap, concepts_for, first_line, paths_in
 from capture.outcome import FAILED, SUCCEEDED, UNKNOWN, Verdict, judge, strip_ansi
-from capture.persisted import PERSISTED_PATH, PERSISTED_TAIL
+from capture.persisted import PERSISTED_PATH, PERSISTED_TAIL, host_cut
 
 _VCS_CHANGES = ("commit", "merge", "rebase", "push", "checkout", "switch", "revert", "cherry-pick")
 _VCS_READS = ("status", "log", "diff", "show", "blame", "branch")
@@ -34,15 +34,16 @@ def bash_draft(event: ToolEvent) -> Draft:
     narrative = f"Ran `{cap(command.strip(), 300)}`" + (f" ({description})" if description else "") + ". "
     narrative += _outcome_sentence(verdict)
     tail = _tail(event)
+    cut = host_cut(_error_text(event.tool_response))
     if tail:
-        narrative += "\nOutput (end):\n" + tail
+        narrative += ("\nOutput (the end of what the host kept):\n" if cut else "\nOutput (end):\n") + tail
     extra = {"test": ["testing"], "build": ["build"], "vcs": ["git"]}.get(kind, [])
     return Draft(
         type=type_,
         title=title,
         subtitle=subtitle,
         narrative=narrative,
-        facts=_facts(command, verdict),
+        facts=_facts(command, verdict) + ([cut] if cut else []),
         concepts=extra + concepts_for(paths_in(command), command) + concepts,
     )
 
@@ -186,6 +187,13 @@ def _persisted_tail(response: dict) -> str:
     tail = response.get(PERSISTED_TAIL)
     return f"[... the output's end, from {response.get(PERSISTED_PATH, 'the saved output')}:]\n{tail}" if isinstance(
         tail, str) and tail else ""
+
+
+def _error_text(response: Any) -> str:
+    """A failure's text as the host sent it ("Exit code N\\n<output>")."""
+    if isinstance(response, dict):
+        return str(response.get("error") or "") if "stdout" not in response else ""
+    return response if isinstance(response, str) else ""
 
 
 def _tail(event: ToolEvent) -> str:

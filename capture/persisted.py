@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,32 @@ def _tail(path: Path, transcript_dir: Path | str | None) -> str:
         return ""
     text = data.decode("utf-8", "replace")
     return text[text.find("\n") + 1:] if size > _READ_MAX_BYTES else text  # from a whole line
+
+
+# --------------------------------------------------------------------------------------
+# what a failure's `error` kept
+
+# Claude Code's PostToolUseFailure `error` is "Exit code N\n" and the output's first 30,000
+# characters; past 10,000 characters, only their first and last 5,000 around this marker.
+# No file keeps the rest (measured with the real CLI: no persistedOutputPath, no tool-results
+# file for a failure).
+_HOST_CUT = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
+HOST_OUTPUT_MAX = 30_000
+HOST_ERROR_KEEP = 10_000
+
+
+def host_cut(error: str) -> str:
+    """What the host left out of a failure's `error` (the whole text, "Exit code N" line
+    included), in a sentence; "" when it left nothing out."""
+    cut = _HOST_CUT.search(error)
+    if not cut:
+        return ""
+    prefix = re.match(r"\s*Exit code:? \d+\r?\n", error)
+    before_cut = int(cut.group(1)) + HOST_ERROR_KEEP - (prefix.end() if prefix else 0)
+    if before_cut >= HOST_OUTPUT_MAX:
+        return ("The host kept only the first 5,000 and the last 5,000 of the output's first 30,000 characters: "
+                "its end (a summary, the failing names) did not arrive")
+    return f"The host left out {int(cut.group(1)):,} characters in the middle of the output"
 
 
 # --------------------------------------------------------------------------------------

@@ -88,9 +88,12 @@ def _pytest(text: str) -> Signal | None:
     summaries = _PYTEST_SUMMARY.findall(text)
     interrupted = re.search(r"^(?:=+ )?Interrupted: (\d+ errors? during collection)", text, re.MULTILINE)
     if not summaries and not interrupted:
-        if not _PYTEST_PROGRESS.search(text):
+        # The summary cut away (`| head`, a host keeping only the head): a failed test still
+        # shows in the progress line or as `-v`'s "id FAILED".
+        verbose = _names(_PYTEST_VERBOSE, text)
+        if not verbose and not _PYTEST_PROGRESS.search(text):
             return None
-        return Signal(FAILED, "pytest", "failures in the progress line", _names(_PYTEST_HEADER, text))
+        return Signal(FAILED, "pytest", "", verbose or _names(_PYTEST_HEADER, text))
     counts = interrupted.group(1) if interrupted else summaries[-1]
     failing = _names(_PYTEST_FAILED, text) or _names(_PYTEST_VERBOSE, text) or _names(_PYTEST_HEADER, text)
     bad = interrupted or re.search(r"\b[1-9]\d* (?:failed|errors?)\b|no tests ran", counts) or _nothing_ran(counts)
@@ -107,11 +110,17 @@ _UNITTEST_END = re.compile(r"^(OK|FAILED)(?: \(([^)]*)\))?\s*$", re.MULTILINE)
 _UNITTEST_NAME = re.compile(r"^(?:FAIL|ERROR): (\w+) \(([\w.]+?)(?:\.\1)?\)", re.MULTILINE)
 
 
+_UNITTEST_VERBOSE = re.compile(r"^(\w+) \(([\w.]+?)(?:\.\1)?\)(?:\n.*)? \.\.\. (?:FAIL|ERROR)$", re.MULTILINE)
+
+
 def _unittest(text: str) -> Signal | None:
     ran = _UNITTEST_RAN.search(text)
     end = _UNITTEST_END.search(text, ran.end()) if ran else None
     if not ran or not end:
-        return None
+        # `-v` names each failure as it runs ("test_x (mod.Class.test_x) ... FAIL"), before
+        # the summary a host may cut away.
+        failed = tuple(f"{m.group(2)}.{m.group(1)}" for m in _UNITTEST_VERBOSE.finditer(text))[:MAX_NAMES]
+        return Signal(FAILED, "unittest", "", failed) if failed else None
     failing = tuple(f"{m.group(2)}.{m.group(1)}" for m in _UNITTEST_NAME.finditer(text))[:MAX_NAMES]
     counts = f"Ran {ran.group(1)} tests: {end.group(0).strip()}"
     return Signal(FAILED if end.group(1) == "FAILED" else SUCCEEDED, "unittest", counts, failing)
