@@ -6,8 +6,9 @@ lease expires and the next replica that asks takes it over.
 
 Each call is one write transaction (the store's writer lock on SQLite, the advisory lock on
 PostgreSQL), so two replicas asking at the same moment cannot both be granted. Time is the
-store's clock: every replica compares against the same clock, not its own. The SQL is
-standard (`?` parameters, no dialect functions), so both backends run it as it is.
+store's clock: every replica compares against the same clock, not its own. The table is
+migration 6; the SQL here is standard (`?` parameters, no dialect functions), so both backends
+run it as it is.
 """
 
 from __future__ import annotations
@@ -19,22 +20,12 @@ from mnemo.errors import InvalidArgument
 from mnemo.timefmt import now_ms
 from mnemo.v1 import store_pb2
 
-if TYPE_CHECKING:  # the store is handed in; importing it here would make a cycle (schema imports this)
+if TYPE_CHECKING:  # the store is handed in
     from store_svc.core import Store
 
 MAX_TTL_MS = 3_600_000
 MAX_HOLDER_CHARS = 200
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-LEASES_SQL = """
-CREATE TABLE leases (
-  name TEXT PRIMARY KEY,
-  holder TEXT NOT NULL,
-  expires_at_epoch BIGINT NOT NULL,
-  acquired_at_epoch BIGINT NOT NULL,
-  renewed_at_epoch BIGINT NOT NULL
-);
-"""
 
 
 def check(request: store_pb2.AcquireLeaseRequest) -> None:

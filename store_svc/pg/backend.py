@@ -34,6 +34,7 @@ from mnemo.logs import get_logger
 from store_svc.dialect import Conn
 from store_svc.pg import schema as pg_schema
 from store_svc.pg.conn import PgConnection
+from store_svc.schema import KIND_TABLES
 
 log = get_logger(__name__)
 
@@ -118,7 +119,7 @@ class PgBackend:
 
 
 # Record tables re-analyzed by the writer once they have grown past their statistics.
-_SEARCHED_TABLES = tuple(pg_schema.KIND_TABLES.values())
+_SEARCHED_TABLES = tuple(KIND_TABLES.values())
 ANALYZE_MIN_CHANGES = 1000
 
 
