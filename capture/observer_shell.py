@@ -79,6 +79,8 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
         names = ", ".join(_short_name(n) for n in verdict.failing[:3])
         # A test run: its failing tests, else its counts; anything else: why it failed.
         detail = (names or verdict.counts or verdict.error_line) if kind == "test" else (verdict.error_line or names)
+        if not detail and verdict.exit_code:
+            detail = f"exit code {verdict.exit_code}"  # nothing in the output says why; the code is a fact
         return "bugfix", f"{label}: {short}" + (f": {detail}" if detail else ""), ["problem-solution", "gotcha"]
     if kind == "test":
         if verdict.succeeded:

@@ -179,9 +179,18 @@ def why_it_failed(text: str, signal: Signal | None) -> str:
     if signal is not None and signal.outcome == FAILED and signal.counts:
         return _short(signal.counts)
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    # A short output's last line is its message (`sys.exit("...")`, a script's complaint); the
-    # last line of a long one, or of the head the host kept, is anything.
-    return _short(lines[-1]) if 0 < len(lines) <= 5 else ""
+    # A short output's last complaint is its message (`sys.exit("...")`, a script's "host db1
+    # unreachable", docker's "Cannot connect" above its usage hint); a line that does not
+    # complain ("step one" before a `set -e` stop, make's echo of gcc) says nothing of why.
+    complaints = [line for line in lines if (_COMPLAINT.search(line) or _REASON.search(line))
+                  and not _NO_COMPLAINT.search(line)]
+    return _short(complaints[-1]) if complaints and len(lines) <= 5 else ""
+
+
+# Words that give the reason of a run already known to have failed; too common in successful
+# output to be a sign of failure on their own (capture.outcome._complains does not use them).
+_REASON = re.compile(r"\b(?:expect(?:ed|ing)|unexpected(?:ly)?|not installed|requires?|need to|must|"
+                     r"already exists?|not (?:a|an) \w+)\b", re.IGNORECASE)
 
 
 # Tools whose summary line is the reason itself ("Found 3 errors.", "nothing to commit"); a

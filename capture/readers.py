@@ -145,7 +145,14 @@ def _totals(tool: str, files: re.Match[str] | None, tests: re.Match[str] | None,
 
 
 def _jest(text: str) -> Signal | None:
-    return _totals("jest", _JEST_SUITES.search(text), _JEST_TESTS.search(text), text, _JEST_NAME, _JEST_SUITE_FAIL)
+    found = _totals("jest", _JEST_SUITES.search(text), _JEST_TESTS.search(text), text, _JEST_NAME, _JEST_SUITE_FAIL)
+    return found or _no_tests("jest", r"^No tests found, exiting with code 1", text)
+
+
+def _no_tests(tool: str, pattern: str, text: str) -> Signal | None:
+    """A runner that found no test file to run: it fails, and prints no totals."""
+    found = re.search(pattern, text, re.MULTILINE)
+    return Signal(FAILED, tool, found.group(0).split(",")[0]) if found else None
 
 
 _VITEST_TESTS = re.compile(r"^\s*Tests\s+((?:\d+ \w+ \| )*\d+ \w+ \(\d+\))", re.MULTILINE)
@@ -154,7 +161,8 @@ _VITEST_NAME = re.compile(r"^\s*(?:FAIL|×|✗|❯)\s+(\S+\.(?:test|spec)\.\w+ >
 
 
 def _vitest(text: str) -> Signal | None:
-    return _totals("vitest", _VITEST_FILES.search(text), _VITEST_TESTS.search(text), text, _VITEST_NAME)
+    found = _totals("vitest", _VITEST_FILES.search(text), _VITEST_TESTS.search(text), text, _VITEST_NAME)
+    return found or _no_tests("vitest", r"^No test files found, exiting with code 1", text)
 
 
 _MOCHA_PASSING = re.compile(r"^\s+(\d+) passing \(\w+\)\s*$", re.MULTILINE)
@@ -454,8 +462,8 @@ def read_output(text: str, command: str = "") -> Signal | None:
     git = re.match(r"^(?:cd\s+\S+\s*&&\s*)?git\s+(?:-C\s+\S+\s+)?([\w-]+)", command.strip())
     for subcommand, refusal in _GIT_REFUSALS:
         found = refusal.search(text) if git and git.group(1) == subcommand else None
-        if found:
-            return Signal(FAILED, "git", found.group(0).strip())
+        if found:  # push's hints are a cut sentence about integrating; what happened is a refusal
+            return Signal(FAILED, "git", "push rejected" if subcommand == "push" else found.group(0).strip())
     for reader in _READERS:
         if reader is _node_test and _OWN_SUMMARY.search(command):
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from capture.observer_shell import shell_verdict
-from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, tool_event
+from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, all_runs, tool_event
 from tests.unit.capture.test_capture_real_runs import draft_of, real_run
 
 pytestmark = pytest.mark.unit
@@ -66,3 +66,29 @@ def test_a_pipe_whose_output_holds_no_evidence_stays_unknown_and_claims_nothing(
     assert "Outcome: unknown" in draft.facts and draft.type != "bugfix"
     assert not draft.title.startswith(("Tests passed", "Command failed", "Fixed"))
     assert "does not say whether it succeeded" in draft.narrative
+
+
+def failed_run(command: str) -> dict:
+    return next(r for s in RUN_SETS for r in all_runs(s) if r["command"] == command and r["truth"] == "failed")
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("sh exit3.sh 2>&1 | tail -1", "host db1 unreachable"),
+        ("perl boom.pl 2>&1 | tail -1", "config key 'port' missing"),
+        ("sqlite3 app.db 'select * from users' 2>&1 | tail -1", "no such table: users"),
+        ("npm run lint 2>&1 | tail -4", "✖ 2 problems (2 errors, 0 warnings)"),
+        ("git commit -m 'no add'", "no changes added to commit"),
+        ("git push 2>&1 | tail -3", "push rejected"),
+        ("docker run --rm hello-world", "docker: Cannot connect to the Docker daemon"),
+        ("python -m json.tool bad.json", "Expecting property name enclosed in double quotes"),
+        ("npx vitest run --dir nowhere", "No test files found"),
+        # nothing in the output says why: the exit code, not a line that only happened to be last
+        ("sh run.sh", "exit code 1"),
+        ("make && ./prog", "exit code 2"),
+    ],
+)
+def test_titles_say_why_from_the_output_or_else_give_the_exit_code(command, why):
+    draft = draft_of(failed_run(command))
+    assert draft.title.startswith(("Command failed: ", "Tests failed: ")) and why in draft.title, draft.title
