@@ -29,13 +29,14 @@ def fake_env(settings):
     handle.stop(0)
 
 
-def wait_gone(pid: int, timeout: float) -> float | None:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether `pid` exits within `timeout` (a bound for a hung test, not a measure of speed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         if not pid_alive(pid):
-            return time.monotonic() - started
+            return True
         time.sleep(0.05)
-    return None
+    return False
 
 
 def serving_gateway(env: dict[str, str]) -> subprocess.Popen:
@@ -87,9 +88,8 @@ def test_exits_when_its_parent_dies_even_with_stdin_open(fake_env):
             assert json.loads(out.readline())["id"] == 1  # serving, and its parent check is armed
         parent.kill()
         parent.wait()
-        took = wait_gone(gateway_pid, 10.0)
-        assert took is not None, "the gateway outlived its parent"
-        assert took < 0.5 + 2.0
+        # Nothing but the parent check can end it: its stdin stays open and no signal is sent.
+        assert wait_gone(gateway_pid, 30.0), "the gateway outlived its parent"
     finally:
         os.close(stdin_w)
         os.close(stdout_r)

@@ -61,11 +61,26 @@ def test_refused_twice_reports_unavailable_after_one_retry(settings):
     assert len(starts) == 1
 
 
+class SearchUntilTheDeadline(FaultySearch):
+    """Search holds the call until the caller's deadline ends it: the service saw the call, and
+    only the deadline (no fixed delay that a loaded machine could outlast) ends it."""
+
+    def Search(self, request, context):
+        with self._lock:
+            self.search_calls += 1
+        ended = threading.Event()
+        context.add_callback(ended.set)  # run when the RPC terminates: here, at its deadline
+        ended.wait(60)
+        self.finished.set()
+        return search_pb2.SearchReply(text="too late")
+
+
 def test_deadline_in_the_service_is_not_retried(settings):
-    servicer = FaultySearch(delay_s=1.0)
+    servicer = SearchUntilTheDeadline()
     handle = start_fake_search(servicer, settings.address("search"))
     starts = []
-    client = SearchClient(with_overrides(settings, rpc_timeout_s=0.3), start_stack=lambda s, t: starts.append(t))
+    # Room for the call to reach the service first even on a loaded machine; then it expires there.
+    client = SearchClient(with_overrides(settings, rpc_timeout_s=2.0), start_stack=lambda s, t: starts.append(t))
 
     async def scenario():
         try:
@@ -76,7 +91,7 @@ def test_deadline_in_the_service_is_not_retried(settings):
     try:
         with pytest.raises(DeadlineExceeded):
             asyncio.run(scenario())
-        assert servicer.finished.wait(5.0)
+        assert servicer.finished.wait(30), "the service never saw its call end"
     finally:
         handle.stop(0)
     assert servicer.search_calls == 1 and starts == []

@@ -57,16 +57,19 @@ def test_cancelling_the_call_stops_the_job_and_leaves_the_corpus_unprimed(search
             break
     running = store_stub.GetCorpus(store_pb2.GetCorpusRequest(name="slow"))
     assert running.priming_state == "priming" and running.last_job.outcome == "running"
+    at_cancel = received.batches("slow")
     call.cancel()
-    started = time.monotonic()
     corpus = wait_for(lambda: (c := get(store_stub, "slow")).priming_state != "priming" and c,
-                      timeout=10, what="the job to record its end")
-    assert time.monotonic() - started < 5, "cancel must be honoured within a few seconds"
+                      timeout=30, what="the job to record its end")
     assert corpus.priming_state == "unprimed"
     assert corpus.last_job.outcome == "cancelled" and "cancel" in corpus.last_job.message
     assert 0 < corpus.last_job.done < corpus.last_job.total and corpus.last_job.finished_at_epoch > 0
     sent = received.batches("slow")
     assert sent >= 2 and received.documents("slow") < passages / 2, "the job went on"
+    # Honoured promptly, counted in work rather than seconds: the job checks before and after each
+    # batch, so past the cancel only the batch in flight completes (one more if the cancel reached
+    # the server between that batch's check and the next batch's).
+    assert sent <= at_cancel + 2, f"{sent - at_cancel} batches were embedded after the cancel"
     time.sleep(4 * EMBED_DELAY_MS / 1000)  # long enough for several more batches, had the job kept going
     assert received.batches("slow") == sent, "the job kept sending batches after the cancel"
     # The partial collection was dropped: nothing half-built is left to query.
@@ -106,10 +109,10 @@ def test_stopping_the_service_cancels_its_jobs_and_records_them(settings, store_
         assert next(call).phase == "load"
         wait_for(lambda: received.batches("stop") >= 1, 10, "a first batch")
     finally:
-        started = time.monotonic()
         handle.stop(0)
         on_stop()  # Corpora.close(): running jobs stop and record themselves before the channels close
         channel.close()
-    assert time.monotonic() - started < 5
+    # Recorded by the time close() returned, and stopped rather than waited for: cut short mid-way.
     corpus = store_stub.GetCorpus(store_pb2.GetCorpusRequest(name="stop"))
     assert corpus.priming_state == "unprimed" and corpus.last_job.outcome == "cancelled"
+    assert 0 < corpus.last_job.done < corpus.last_job.total
