@@ -44,22 +44,31 @@ from tests.fixtures.observer.deliveries import (
 TARGET_ACCURACY = 0.99
 
 
-def stated_outcome(event: ToolEvent) -> str:
+def stated(event: ToolEvent) -> tuple[str, bool]:
+    """(the outcome the observer's record states, whether a record of unknown outcome stays
+    neutral: its title says the outcome is unknown and it is no bugfix)."""
     [draft] = observe(event)
-    stated = re.search(r"^Outcome: (\w+)$", "\n".join(draft.facts), re.MULTILINE)
-    return stated.group(1) if stated else "unknown"
+    found = re.search(r"^Outcome: (\w+)$", "\n".join(draft.facts), re.MULTILINE)
+    outcome = found.group(1) if found else "unknown"
+    neutral = draft.type != "bugfix" and draft.title.endswith(("(outcome unknown)", "(interrupted)"))
+    return outcome, outcome != "unknown" or neutral
 
 
-def score_delivery(delivery: str, persist_dir: Path, run_set: str) -> Counter[str]:
+def score_delivery(delivery: str, persist_dir: Path, run_set: str) -> tuple[Counter[str], list[dict[str, Any]]]:
+    """Counts of right, false and unknown outcomes over a run set; the runs left unknown."""
     counts: Counter[str] = Counter()
+    unknown = []
     for n, run in enumerate(all_runs(run_set)):
-        stated = stated_outcome(tool_event(run, delivery, persist_dir, n))
+        said, neutral = stated(tool_event(run, delivery, persist_dir, n))
         counts["runs"] += 1
-        counts["right"] += stated == run["truth"]
-        counts["false success"] += stated == "succeeded" and run["truth"] == "failed"
-        counts["false failure"] += stated == "failed" and run["truth"] == "succeeded"
-        counts["unknown"] += stated == "unknown"
-    return counts
+        counts["right"] += said == run["truth"]
+        counts["false success"] += said == "succeeded" and run["truth"] == "failed"
+        counts["false failure"] += said == "failed" and run["truth"] == "succeeded"
+        counts["unknown"] += said == "unknown"
+        counts["claiming unknown"] += not neutral
+        if said == "unknown":
+            unknown.append(run)
+    return counts, unknown
 
 
 # --------------------------------------------------------------------------------------
@@ -141,43 +150,58 @@ def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
 
 def main() -> int:
     met = True
+    totals: dict[str, Counter[str]] = {d: Counter() for d in DELIVERIES}
     with tempfile.TemporaryDirectory() as tmp:
         for run_set in RUN_SETS:
-            met &= report(run_set, Path(tmp))
+            met &= report(run_set, Path(tmp), totals)
+    print(f"\nall sets: {totals[DELIVERIES[0]]['runs']} real runs")
+    print_table(totals)
     print_load_average()
     print(f"targets (accuracy >= {TARGET_ACCURACY} per delivery, no false claim, no false fix): "
           f"{'met' if met else 'NOT met'}")
     return 0 if met else 1
 
 
-def report(run_set: str, persist: Path) -> bool:
-    """Print one run set's tables; whether it meets the targets."""
-    failed_ok = True
-    if True:
-        runs = list(all_runs(run_set))
-        truth = Counter(r["truth"] for r in runs)
-        print(f"\n{run_set}: real runs: {len(runs)} ({truth['failed']} failed, {truth['succeeded']} succeeded, "
-              f"{sum(r['piped'] for r in runs)} piped)")
-        print(f"{'delivery':<16}{'accuracy':>9}{'false success':>15}{'false failure':>15}{'unknown':>9}")
-        for delivery in DELIVERIES:
-            c = score_delivery(delivery, persist, run_set)
-            accuracy = c["right"] / c["runs"]
-            print(f"{delivery:<16}{accuracy:>9.3f}{c['false success']:>15}{c['false failure']:>15}{c['unknown']:>9}")
-            failed_ok &= accuracy >= TARGET_ACCURACY and not c["false success"] and not c["false failure"]
-        sessions = load_sessions(run_set)
-        true = {s["name"]: true_fixes(s["steps"]) for s in sessions}
-        print(f"\nsessions: {len(sessions)}, true fixes: {sum(len(t) for t in true.values())}")
-        print(f"{'rule':<10}{'Fixed claims':>13}{'false':>7}{'missed':>8}")
-        for name, rule in (("observer", CurrentRule), ("baseline", BaselineRule)):
-            claims = {s["name"]: claimed_fixes(s["steps"], persist, rule) for s in sessions}
-            false = sum(len(claims[n] - true[n]) for n in true)
-            missed = sum(len(true[n] - claims[n]) for n in true)
-            print(f"{name:<10}{sum(len(c) for c in claims.values()):>13}{false:>7}{missed:>8}")
-            failed_ok &= name != "observer" or false == 0
-        wrong_pass = sum(false_tests_pass(s, persist) for s in sessions)
-        print(f"summaries saying 'Tests pass' for a command whose last run failed: {wrong_pass}")
-        failed_ok &= wrong_pass == 0
-    return failed_ok
+def print_table(rows: dict[str, Counter[str]]) -> None:
+    """Per delivery: right/all (the issue's accuracy), right/stated (how often what is stated is
+    true), false claims, unknowns, and unknown records that claim something all the same."""
+    print(f"{'delivery':<16}{'accuracy':>9}{'stated right':>14}{'false success':>15}{'false failure':>15}"
+          f"{'unknown':>9}{'unknown claiming':>18}")
+    for delivery, c in rows.items():
+        said = c["runs"] - c["unknown"]
+        print(f"{delivery:<16}{c['right'] / c['runs']:>9.3f}{c['right'] / max(said, 1):>14.3f}"
+              f"{c['false success']:>15}{c['false failure']:>15}{c['unknown']:>9}{c['claiming unknown']:>18}")
+
+
+def report(run_set: str, persist: Path, totals: dict[str, Counter[str]]) -> bool:
+    """Print one run set's tables, adding its counts to totals; whether it meets the targets."""
+    runs = list(all_runs(run_set))
+    truth = Counter(r["truth"] for r in runs)
+    print(f"\n{run_set}: real runs: {len(runs)} ({truth['failed']} failed, {truth['succeeded']} succeeded, "
+          f"{sum(r['piped'] for r in runs)} piped)")
+    rows, unknown = {}, {}
+    for delivery in DELIVERIES:
+        rows[delivery], unknown[delivery] = score_delivery(delivery, persist, run_set)
+        totals[delivery].update(rows[delivery])
+    print_table(rows)
+    ok = all(c["right"] / c["runs"] >= TARGET_ACCURACY and not (c["false success"] or c["false failure"]
+             or c["claiming unknown"]) for c in rows.values())
+    for run in unknown[DELIVERIES[0]]:  # what the output said, so a reader can judge each unknown
+        last = next((line for line in reversed(run["output"].splitlines()) if line.strip()), "(no output)")
+        print(f"  unknown, truly {run['truth']:<9}  {run['command'][:70]:<72} last line: {last.strip()[:60]!r}")
+    sessions = load_sessions(run_set)
+    true = {s["name"]: true_fixes(s["steps"]) for s in sessions}
+    print(f"\nsessions: {len(sessions)}, true fixes: {sum(len(t) for t in true.values())}")
+    print(f"{'rule':<10}{'Fixed claims':>13}{'false':>7}{'missed':>8}")
+    for name, rule in (("observer", CurrentRule), ("baseline", BaselineRule)):
+        claims = {s["name"]: claimed_fixes(s["steps"], persist, rule) for s in sessions}
+        false = sum(len(claims[n] - true[n]) for n in true)
+        missed = sum(len(true[n] - claims[n]) for n in true)
+        print(f"{name:<10}{sum(len(c) for c in claims.values()):>13}{false:>7}{missed:>8}")
+        ok &= name != "observer" or false == 0
+    wrong_pass = sum(false_tests_pass(s, persist) for s in sessions)
+    print(f"summaries saying 'Tests pass' for a command whose last run failed: {wrong_pass}")
+    return ok and wrong_pass == 0
 
 
 if __name__ == "__main__":
