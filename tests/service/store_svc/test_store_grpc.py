@@ -66,7 +66,8 @@ def test_every_rpc_answers_through_grpc(store_stub):
     oid = added.ids[0]
     refs = [common_pb2.Ref(kind=OBS, id=oid), common_pb2.Ref(kind=common_pb2.DOC_KIND_SUMMARY, id=summary.ids[0])]
     assert len(s.GetRecords(store_pb2.GetRecordsRequest(refs=refs)).records) == 2
-    assert [r.display_id for r in s.Hydrate(store_pb2.HydrateRequest(refs=refs)).rows] == [f"#{oid}", "#S1"]
+    shown = [r.display_id for r in s.Hydrate(store_pb2.HydrateRequest(refs=refs)).rows]
+    assert shown == [f"#{oid}", f"#S{summary.ids[0]}"]
     assert s.GetToolUses(store_pb2.GetToolUsesRequest(observation_ids=[oid])).tool_uses[0].id == tool.id
     assert s.ListRecent(store_pb2.ListRecentRequest()).total == 3
     found = s.Search(store_pb2.StoreSearchRequest(query="how was the login redirect fixed?"))

@@ -235,12 +235,12 @@ def test_empty_query_is_a_listing_and_punctuation_only_finds_nothing(store):
 
 
 def test_summaries_and_prompts_are_searchable_with_display_ids(store):
-    store.record_prompt(store_pb2.RecordPromptRequest(content_session_id="mem-1", project="proj",
-                                                      prompt_text="please refactor the scheduler"))
-    store.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
+    prompt = store.record_prompt(store_pb2.RecordPromptRequest(content_session_id="mem-1", project="proj",
+                                                               prompt_text="please refactor the scheduler")).prompt
+    summary = store.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
         memory_session_id="mem-1", project="proj", request="scheduler refactor", learned="cron parsing")]))
     reply = search(store, "scheduler")
-    assert {h.display_id for h in reply.hits} == {"#P1", "#S1"}
+    assert {h.display_id for h in reply.hits} == {f"#P{prompt.id}", f"#S{summary.ids[0]}"}
     assert reply.summary_total == 1 and reply.prompt_total == 1
     only = search(store, "scheduler", filters=common_pb2.Filters(kinds=[SUM]))
     assert [h.type for h in only.hits] == ["session"]
@@ -263,14 +263,14 @@ def test_list_recent_orders_by_time(store):
 
 def test_timeline_mixes_kinds_in_stable_order_with_depth_in_items(store):
     ids = add(store, *[obs(f"step {i}", "x", created_at_epoch=5_000 + (i // 2) * 10) for i in range(6)])
-    store.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
-        memory_session_id="mem-1", project="proj", request="wrap up", created_at_epoch=5_010)]))
+    summary = store.add_summaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
+        memory_session_id="mem-1", project="proj", request="wrap up", created_at_epoch=5_010)])).ids[0]
     reply = store.timeline(store_pb2.StoreTimelineRequest(ref=ref(OBS, ids[2]), depth_before=2, depth_after=2))
     shown = [r.display_id for r in reply.rows]
-    assert shown == [f"#{ids[0]}", f"#{ids[1]}", f"#{ids[2]}", f"#{ids[3]}", "#S1"]
+    assert shown == [f"#{ids[0]}", f"#{ids[1]}", f"#{ids[2]}", f"#{ids[3]}", f"#S{summary}"]
     assert reply.anchor_index == 2 and reply.items[2].observation.id == ids[2]
     by_time = store.timeline(store_pb2.StoreTimelineRequest(epoch=5_011, depth_before=1, depth_after=0))
-    assert [r.display_id for r in by_time.rows] == ["#S1", f"#{ids[4]}"] and by_time.anchor_index == 1
+    assert [r.display_id for r in by_time.rows] == [f"#S{summary}", f"#{ids[4]}"] and by_time.anchor_index == 1
     late = store.timeline(store_pb2.StoreTimelineRequest(epoch=99_999, depth_before=1))
     assert late.anchor_index == -1 and len(late.rows) == 1
     with pytest.raises(NotFound):

@@ -1,0 +1,2 @@
+-- per-project record ids
+-- PostgreSQL only (see postgres/0010_ids.sql): SQLite keeps its AUTOINCREMENT sequences.
