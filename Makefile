@@ -56,7 +56,7 @@ test-fast: $(STAMP) $(GENERATED)  ## unit tests only
 # Every bench is a module of the bench package (`python -m bench.NAME`); the claude-mem comparison
 # installs claude-mem with npm, so it has its own target.
 BENCHES := codenav corpus faults gateway growth hooks known_items observer pg_search search server store tokens \
-	vector locomo locomo.lists locomo.lexical locomo.vector locomo.rerank
+	vector locomo locomo.lists locomo.lexical locomo.vector locomo.rerank coding_search
 
 bench: $(STAMP) $(GENERATED)  ## every benchmark but bench-peer (not part of make test)
 	for b in $(BENCHES); do $(PY) -m bench.$$b || exit 1; done
