@@ -99,12 +99,21 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
         # that changes things (push, cherry-pick) ends a failure with hints a tail keeps
         # without the error: its success needs its own summary (readers._git).
         return SUCCEEDED
-    if zero and producer == "build" and re.search(r"\|\s*tail\b", command):
+    if zero and "build" in (producer, _npm_script_kind(text)) and re.search(r"\|\s*tail\b", command):
         # Compilers, linters and installers end a failure with its error ("make: *** ...",
         # "1 error", "ERROR: ..."), which a tail shows: a clean end is their success
         # (`npx eslint . | tail -5` prints nothing at all).
         return SUCCEEDED
     return UNKNOWN
+
+
+def _npm_script_kind(text: str) -> str:
+    """The kind of the command an npm script ran when the output ends with npm's header of it
+    ("> lint" then "> eslint src"): that command printed nothing at all."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) >= 2 and lines[-1].startswith("> ") and lines[-2].startswith("> "):
+        return command_kind(lines[-1][2:])
+    return ""
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")

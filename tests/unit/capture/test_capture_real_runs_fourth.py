@@ -48,8 +48,11 @@ def test_what_a_pipe_leaves_of_a_test_runners_report_is_read():
     assert "Outcome: failed" in head.facts and "Failing test: test_even[3]" in head.facts
 
 
-def test_a_formatter_check_with_nothing_to_say_behind_a_tail_passed():
+def test_a_formatter_or_linter_with_nothing_to_say_behind_a_tail_passed():
     assert outcomes("cargo fmt --check 2>&1 | tail -3", "succeeded") == {"succeeded"}
+    # npm's header of the script ("> lint", "> eslint src") is the output's end: eslint said nothing
+    assert outcomes("npm run lint 2>&1 | tail -4", "succeeded") == {"succeeded"}
+    assert outcomes("npm run lint 2>&1 | tail -4", "failed") == {"failed"}
 
 
 @pytest.mark.parametrize(
