@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -200,11 +199,9 @@ def test_an_unreachable_stack_never_breaks_the_host(settings, tmp_path):
         MNEMO_VECTOR_ADDR="127.0.0.1:1",
         MNEMO_RPC_TIMEOUT_S="2",
     )
-    started = time.monotonic()
     for event, payload in payloads(repo, transcript, events=["SessionStart", "UserPromptSubmit", "PostToolUse"])[:3]:
-        run = run_hook(event, payload, env)
+        run = run_hook(event, payload, env)  # run_hook's own timeout fails a hook that hangs
         assert run.returncode == 0 and run.reply() == {}, run.stderr
-    assert time.monotonic() - started < 45
     log = [json.loads(line) for line in (settings.logs_dir / "hooks.log").read_text().splitlines()]
     assert {entry["hook"] for entry in log if entry["level"] == "error"} >= {"SessionStart", "UserPromptSubmit"}
     assert all("UNAVAILABLE" in e["error"] or "Unavailable" in e["error"] for e in log if e["level"] == "error")

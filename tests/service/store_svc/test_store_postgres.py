@@ -153,10 +153,9 @@ def test_the_backend_is_chosen_by_settings_and_refused_when_unknown(settings, po
     finally:
         store.close()
     assert not settings.database.exists()  # nothing went to the SQLite file
-    started = time.monotonic()
-    with pytest.raises(Unavailable, match="cannot connect"):
+    # Refused with the setting to check (the pool's own connect timeout ends the attempt).
+    with pytest.raises(Unavailable, match=r"cannot connect to PostgreSQL \(store_dsn\)"):
         PgBackend("host=/nonexistent-mnemo dbname=nothing", connect_timeout_s=1)
-    assert time.monotonic() - started < 10
 
 
 def test_mnemo_serve_store_with_backend_and_dsn_flags(settings, postgres_database):
