@@ -8,18 +8,20 @@ agent is sent to smart_outline instead of a full read). Behaviour: gateway/coden
 
 from __future__ import annotations
 
-from gateway.codenav import run_smart_outline, run_smart_search, run_smart_unfold
+from typing import Any
+
 from gateway.codenav import schemas as code
 from gateway.spec import Local, ToolSpec
 
+
+def _code_tool(name: str, description: str, input_schema: dict[str, Any], output_schema: dict[str, Any]) -> ToolSpec:
+    """A code tool, served by gateway/codenav/tools.py's `run_<name>`."""
+    return ToolSpec(name=name, description=description, input_schema=input_schema, output_schema=output_schema,
+                    handler=Local(f"gateway.codenav.tools:run_{name}"), capability=None, read_only=True)
+
+
 CODE_TOOLS: list[ToolSpec] = [
-    ToolSpec(name="smart_search", description=code.SMART_SEARCH_DESCRIPTION, input_schema=code.SMART_SEARCH_INPUT,
-             output_schema=code.SMART_SEARCH_OUTPUT, handler=Local(run_smart_search), capability=None,
-             read_only=True),
-    ToolSpec(name="smart_outline", description=code.SMART_OUTLINE_DESCRIPTION,
-             input_schema=code.SMART_OUTLINE_INPUT, output_schema=code.SMART_OUTLINE_OUTPUT,
-             handler=Local(run_smart_outline), capability=None, read_only=True),
-    ToolSpec(name="smart_unfold", description=code.SMART_UNFOLD_DESCRIPTION, input_schema=code.SMART_UNFOLD_INPUT,
-             output_schema=code.SMART_UNFOLD_OUTPUT, handler=Local(run_smart_unfold), capability=None,
-             read_only=True),
+    _code_tool("smart_search", code.SMART_SEARCH_DESCRIPTION, code.SMART_SEARCH_INPUT, code.SMART_SEARCH_OUTPUT),
+    _code_tool("smart_outline", code.SMART_OUTLINE_DESCRIPTION, code.SMART_OUTLINE_INPUT, code.SMART_OUTLINE_OUTPUT),
+    _code_tool("smart_unfold", code.SMART_UNFOLD_DESCRIPTION, code.SMART_UNFOLD_INPUT, code.SMART_UNFOLD_OUTPUT),
 ]

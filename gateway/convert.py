@@ -14,12 +14,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from mnemo.v1 import common_pb2, search_pb2
-
-_KINDS = {
-    common_pb2.DOC_KIND_OBSERVATION: "observation",
-    common_pb2.DOC_KIND_SUMMARY: "summary",
-    common_pb2.DOC_KIND_PROMPT: "prompt",
-}
+from mnemo.vocab import KIND_NAMES, SUMMARY_FIELDS
 
 
 @dataclass(frozen=True)
@@ -63,7 +58,7 @@ OBSERVATION = Shape(common_pb2.Observation, _keys(
     "id", "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified",
     *_RECORD_TAIL, "prompt_number", *_CREATED, "tool_use_ids"), {"kind": "observation"})
 SUMMARY = Shape(common_pb2.Summary, _keys(
-    "id", "request", "investigated", "learned", "completed", "next_steps", "notes", *_RECORD_TAIL, *_CREATED),
+    "id", *SUMMARY_FIELDS, *_RECORD_TAIL, *_CREATED),
     {"kind": "summary"})
 PROMPT = Shape(common_pb2.UserPrompt, _keys(
     "id", "prompt_text", "prompt_number", "content_session_id", "project", *_CREATED), {"kind": "prompt"})
@@ -80,7 +75,7 @@ _RECORDS = {"observation": OBSERVATION, "summary": SUMMARY, "prompt": PROMPT}
 def index_row(row: common_pb2.IndexRow) -> dict[str, Any]:
     return {
         "id": row.display_id,
-        "kind": _KINDS.get(row.ref.kind, "unknown"),
+        "kind": KIND_NAMES.get(row.ref.kind, "unknown"),
         "recordId": row.ref.id,
         "type": row.type,
         "title": row.title,

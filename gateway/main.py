@@ -22,9 +22,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mnemo.config import Settings, ensure_private_dirs
+from mnemo.logs import configure_logging, get_logger
 
 if TYPE_CHECKING:  # imported late at run time: a refused profile answers before the heavy imports
     from gateway.core import Gateway
+
+log = get_logger("gateway")
 
 
 def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
@@ -50,7 +53,7 @@ def run(settings: Settings, args: argparse.Namespace | None = None) -> int:
 
 async def _serve_then_exit(settings: Settings, parent: int) -> None:
     reason = await serve(settings, parent)
-    _log().info("gateway_exit", reason=reason)
+    log.info("gateway_exit", reason=reason)
     sys.stderr.flush()
     # Exit now: a worker thread may still block on the old stdin, and a background stack
     # start may still be waiting for health; neither must keep this process alive (the
@@ -64,25 +67,12 @@ def _exit_before_serving(signum: int, frame: object) -> None:
     os._exit(0)
 
 
-_logging_ready = False
-
-
 def _configure_logging(settings: Settings) -> None:
-    global _logging_ready
-    if _logging_ready:
-        return
-    _logging_ready = True
-    from mnemo.logs import configure_logging
-
+    """Logs to the home's gateway.log (or log_file), set up with the first line logged: structlog's
+    import would otherwise come before the handshake is answered."""
     ensure_private_dirs(settings)
     configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "gateway.log", service="gateway",
-                      max_bytes=settings.log_max_bytes, backups=settings.log_backups)
-
-
-def _log():
-    from mnemo.logs import get_logger
-
-    return get_logger("gateway")
+                      max_bytes=settings.log_max_bytes, backups=settings.log_backups, deferred=True)
 
 
 async def serve(settings: Settings, parent: int | None = None) -> str:
@@ -108,14 +98,14 @@ async def serve(settings: Settings, parent: int | None = None) -> str:
         try:
             reason = await serve_stdio(gateway)
         except Exception as exc:  # noqa: BLE001 - a broken stdin/stdout ends the session
-            _log().warning("stdio_failed", error=repr(exc))
+            log.warning("stdio_failed", error=repr(exc))
             finish("stdio error")
             return
         finish(reason)
 
     serving = asyncio.ensure_future(serve_session())
     reason = await ended
-    _log().info("gateway_stopping", reason=reason)
+    log.info("gateway_stopping", reason=reason)
     # Cancel in-flight tool calls first (streaming jobs see their gRPC call cancelled),
     # then close the channel so the services notice at once.
     serving.cancel()
@@ -142,11 +132,11 @@ async def _start_stack(settings: Settings, gateway: Gateway) -> None:
     try:
         healthy = await asyncio.to_thread(ensure_stack, settings, settings.start_timeout_s)
     except Exception:  # noqa: BLE001 - startup failures are reported by the calls that need the stack
-        _log().exception("stack_start_failed")
+        log.exception("stack_start_failed")
         return
     gateway.invalidate_capabilities()
     if not healthy:
-        _log().warning("stack_unhealthy", hint="run `mnemo status`; tool calls will report UNAVAILABLE")
+        log.warning("stack_unhealthy", hint="run `mnemo status`; tool calls will report UNAVAILABLE")
 
 
 async def _watch_parent(original: int, interval: float, finish: Callable[[str], None]) -> None:
@@ -155,6 +145,6 @@ async def _watch_parent(original: int, interval: float, finish: Callable[[str], 
         await asyncio.sleep(interval)
         current = os.getppid()
         if current != original or (current == 1 and original != 1):
-            _log().info("parent_gone", original=original, current=current)
+            log.info("parent_gone", original=original, current=current)
             finish("parent gone")
             return

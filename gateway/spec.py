@@ -11,6 +11,7 @@ their own handler.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -118,14 +119,21 @@ LocalFn = Callable[[Path, Args], tuple[str, dict[str, Any]]]
 
 @dataclass(frozen=True)
 class Local:
-    """A tool served in the gateway itself: `run(project_root, args)` -> (text, structuredContent).
-    It blocks on file reads, so it runs in a worker thread and the event loop keeps serving."""
+    """A tool served in the gateway itself: `run(project_root, args)` -> (text, structuredContent),
+    named "module:function" and imported on the first call (code navigation's tree-sitter and file
+    walk would otherwise cost every gateway's start). It blocks on file reads, so it runs in a
+    worker thread and the event loop keeps serving."""
 
-    run: LocalFn
+    run: str
 
     async def __call__(self, call: ToolCall, args: Args) -> ToolOutput:
-        text, structured = await asyncio.to_thread(self.run, call.project_root, args)
+        text, structured = await asyncio.to_thread(self.function(), call.project_root, args)
         return ToolOutput(text, structured)
+
+    def function(self) -> LocalFn:
+        module, _, name = self.run.partition(":")
+        function: LocalFn = getattr(importlib.import_module(module), name)
+        return function
 
 
 @dataclass(frozen=True)

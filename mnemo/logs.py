@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TextIO
-
-import structlog
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from mnemo.config import LOG_LEVELS
 from mnemo.logfile import RotatingFile
 from mnemo.vocab import LOG_BACKUPS_DEFAULT, LOG_MAX_BYTES_DEFAULT
+
+if TYPE_CHECKING:
+    import structlog
 
 _LEVELS = {name: logging.getLevelNamesMapping()[name.upper()] for name in LOG_LEVELS}
 
@@ -34,9 +37,17 @@ class _CurrentStderr:
 
 
 def configure_logging(level: str = "info", file: str | Path | None = None, service: str = "",
-                      *, max_bytes: int = LOG_MAX_BYTES_DEFAULT, backups: int = LOG_BACKUPS_DEFAULT) -> None:
+                      *, max_bytes: int = LOG_MAX_BYTES_DEFAULT, backups: int = LOG_BACKUPS_DEFAULT,
+                      deferred: bool = False) -> None:
     """Route stdlib logging and structlog to one JSON stream on stderr or in `file`
-    (rotated past `max_bytes`, `backups` older files kept)."""
+    (rotated past `max_bytes`, `backups` older files kept). `deferred`: done when the first
+    line is logged (structlog is imported then), so a process that must answer fast (`mnemo
+    mcp`'s handshake) does not import structlog before; until then only stdlib records of
+    WARNING and above from libraries reach stderr."""
+    global _deferred
+    if deferred and _module is None:
+        _deferred = partial(configure_logging, level, file, service, max_bytes=max_bytes, backups=backups)
+        return
     stream: TextIO
     if file:
         Path(file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -44,7 +55,8 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
     else:
         stream = _CurrentStderr()  # type: ignore[assignment]
     numeric = _LEVELS.get(level.lower(), logging.INFO)
-    processors: list[structlog.typing.Processor] = [
+    structlog = _structlog()
+    processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -78,10 +90,42 @@ def configure_logging(level: str = "info", file: str | Path | None = None, servi
 
 
 def get_logger(name: str = "mnemo") -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(name)
+    return cast("structlog.stdlib.BoundLogger", _Logger(name))
 
 
-def _default_to_stderr() -> None:
+class _Logger:
+    """A module's logger, resolved on each use: structlog (and rich, which it loads) is imported
+    at the first log line or configure_logging, not when a module that logs is imported, so
+    `mnemo mcp` answers its handshake and a hook its event without paying for it."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, method: str) -> Any:
+        return getattr(_structlog().get_logger(self._name), method)
+
+
+_module: Any = None  # structlog, once imported
+_deferred: Callable[[], None] | None = None  # a configure_logging waiting for the first log line
+
+
+def _structlog() -> Any:
+    """structlog, imported on first use and then configured: as a deferred configure_logging
+    asked, or to stderr."""
+    global _module, _deferred
+    if _module is None:
+        import structlog
+
+        _module = structlog
+        configure, _deferred = _deferred, None
+        if configure is not None:
+            configure()
+        else:
+            _default_to_stderr(structlog)
+    return _module
+
+
+def _default_to_stderr(structlog: Any) -> None:
     # structlog's unconfigured default prints to stdout, which is the protocol channel of
     # the gateway and of hooks. Until configure_logging runs, log JSON to stderr instead.
     if not structlog.is_configured():
@@ -96,5 +140,3 @@ def _default_to_stderr() -> None:
             logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         )
 
-
-_default_to_stderr()

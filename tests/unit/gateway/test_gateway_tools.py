@@ -271,6 +271,15 @@ def test_only_the_prime_relay_and_the_workflow_note_are_not_plain_rpcs():
                        "smart_search": Local, "smart_outline": Local, "smart_unfold": Local}
 
 
+def test_each_local_tool_names_a_function_that_exists():
+    """A Local tool's function is imported on its first call; a wrong name must fail here, not then."""
+    from gateway.codenav import tools
+
+    functions = {t.name: t.handler.function() for t in TOOLS if isinstance(t.handler, Local)}
+    assert functions == {name: getattr(tools, f"run_{name}") for name in ("smart_search", "smart_outline",
+                                                                          "smart_unfold")}
+
+
 def request_of(tool: str):
     """The request mapping of a plain tool's spec."""
     handler = BY_NAME[tool].handler
