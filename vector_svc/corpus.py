@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 
+from chromadb.api.models.Collection import Collection
 from chromadb.errors import NotFoundError
 
 from mnemo.errors import Aborted, FailedPrecondition, InvalidArgument, Unavailable
@@ -48,6 +49,11 @@ def collection_name(corpus: str) -> str:
     return f"corpus_{safe}_{hashlib.sha256(corpus.encode()).hexdigest()[:10]}"
 
 
+def _superseded(corpus: str) -> Aborted:
+    """A batch of a priming job whose collection another job reset or dropped meanwhile."""
+    return Aborted(f"corpus {corpus!r} was dropped or re-primed by another job while this one ran; prime it again")
+
+
 def _rebuilding(corpus: str) -> Unavailable:
     """A query that met a corpus between its reset and its new passages: retryable."""
     return Unavailable(f"corpus {corpus!r} is being re-primed right now; ask again in a moment")
@@ -74,8 +80,11 @@ class Corpora:
     def _remedy(self, corpus: str) -> str:
         return f"re-prime corpus {corpus!r} (reprime_corpus) to rebuild it with the configured model"
 
-    def upsert(self, corpus: str, documents: Sequence[vector_pb2.CorpusDocument], reset: bool) -> int:
+    def upsert(self, corpus: str, documents: Sequence[vector_pb2.CorpusDocument], reset: bool,
+               generation: str = "") -> int:
         validate_corpus_name(corpus)
+        if len(generation) > MAX_ID:
+            raise InvalidArgument("generation", f"at most {MAX_ID} characters")
         if len(documents) > MAX_DOCUMENTS:
             raise InvalidArgument("documents", f"at most {MAX_DOCUMENTS} per call; send several calls")
         ids = []
@@ -87,16 +96,8 @@ class Corpora:
             ids.append(doc.id)
         if len(set(ids)) != len(ids):
             raise InvalidArgument("documents", "ids must be unique within one call")
-        client = self.connection.client()
-        name = collection_name(corpus)
         with self._writing(corpus), chroma_errors(self.connection.backend):
-            if reset:
-                with contextlib.suppress(NotFoundError):
-                    client.delete_collection(name)
-            collection = open_collection(
-                client, name, self.embedder,
-                collection_metadata(self.embedder, corpus=corpus), self._remedy(corpus),
-            )
+            collection = self._for_batch(corpus, reset, generation)
             try:
                 if documents:
                     vectors = embed_all(self.embedder, [d.text for d in documents])
@@ -108,8 +109,35 @@ class Corpora:
                     )
                 return int(collection.count())
             except NotFoundError:  # dropped or reset by another replica meanwhile
-                raise Aborted(f"corpus {corpus!r} was dropped or re-primed while these passages were "
-                              "written; prime it again") from None
+                raise _superseded(corpus) from None
+
+    def _for_batch(self, corpus: str, reset: bool, generation: str) -> Collection:
+        """The collection a batch of job `generation` goes into (see UpsertCorpusDocumentsRequest).
+
+        Fenced by the generation held in the collection's metadata rather than by a lock, since
+        another vector_svc replica may run the first attempt of a batch sent again: a reset
+        keeps its own job's collection and never drops a later job's, and a batch finds the
+        collection of its own job or is ABORTED. Chroma cannot delete on a condition, so a first
+        attempt stalled between reading the generation and deleting can still drop the
+        collection; the job then sees fewer documents than it sent and fails (search_svc
+        corpus/job.py), rather than leaving a corpus primed on part of its passages."""
+        client = self.connection.client()
+        name = collection_name(corpus)
+        found = find_collection(client, name, self.embedder, self._remedy(corpus))
+        held = str((found.metadata or {}).get("generation", "")) if found is not None else ""
+        if generation and held > generation:
+            raise _superseded(corpus)
+        if reset and found is not None and not (generation and held == generation):
+            with contextlib.suppress(NotFoundError):
+                client.delete_collection(name)
+            found = None
+        elif not reset and generation and held != generation:  # dropped or re-primed under this job
+            raise _superseded(corpus)
+        if found is not None:
+            return found
+        extra = {"generation": generation} if generation else {}
+        return open_collection(client, name, self.embedder, collection_metadata(self.embedder, corpus=corpus, **extra),
+                               self._remedy(corpus))
 
     def query(self, corpus: str, text: str, limit: int) -> list[vector_pb2.CorpusPassage]:
         validate_corpus_name(corpus)

@@ -46,7 +46,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
 
     def UpsertCorpusDocuments(self, request, context):
         with self.activity.using():
-            count = self.corpora.upsert(request.corpus, request.documents, request.reset)
+            count = self.corpora.upsert(request.corpus, request.documents, request.reset, request.generation)
         return vector_pb2.UpsertCorpusDocumentsResponse(documents=count)
 
     def QueryCorpus(self, request, context):

@@ -98,14 +98,16 @@ class CorpusDocument(_message.Message):
     def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., observation_id: _Optional[int] = ...) -> None: ...
 
 class UpsertCorpusDocumentsRequest(_message.Message):
-    __slots__ = ("corpus", "documents", "reset")
+    __slots__ = ("corpus", "documents", "reset", "generation")
     CORPUS_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     RESET_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
     corpus: str
     documents: _containers.RepeatedCompositeFieldContainer[CorpusDocument]
     reset: bool
-    def __init__(self, corpus: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[CorpusDocument, _Mapping]]] = ..., reset: _Optional[bool] = ...) -> None: ...
+    generation: str
+    def __init__(self, corpus: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[CorpusDocument, _Mapping]]] = ..., reset: _Optional[bool] = ..., generation: _Optional[str] = ...) -> None: ...
 
 class UpsertCorpusDocumentsResponse(_message.Message):
     __slots__ = ("documents",)

@@ -107,6 +107,8 @@ class PrimeJob:
     started_at: int = field(default_factory=now_ms)
     ended: bool = False  # the outcome is recorded; nothing is left to clean up
     _last_heartbeat: float = field(default_factory=time.monotonic)
+    # Fences this job's collection across vector_svc replicas (UpsertCorpusDocumentsRequest.generation).
+    generation: str = field(default_factory=lambda: f"{now_ms():013d}-{secrets.token_hex(4)}")
 
     @property
     def name(self) -> str:
@@ -214,30 +216,35 @@ class PrimeJob:
         count = len(self.corpus.observation_ids)
         sizer = BatchSizer()
         sent = number = 0
+        ids: set[str] = set()
         while sent < len(docs):
             self._check()
             batch = sizer.take(docs, sent)
             number += 1
             began = time.monotonic()
-            self._upsert(vector_pb2.UpsertCorpusDocumentsRequest(corpus=self.name, documents=batch,
-                                                                 reset=(number == 1)))
+            stored = self._upsert(vector_pb2.UpsertCorpusDocumentsRequest(
+                corpus=self.name, documents=batch, reset=(number == 1), generation=self.generation))
             sizer.observe(time.monotonic() - began)
             sent += len(batch)
+            ids.update(d.id for d in batch)
+            if stored < len(ids):  # a stalled first attempt of another replica emptied the collection
+                raise _replaced(self.name)
             self.done = count + (count * sent) // len(docs)
             self._heartbeat()
             self._check()
             yield self._event("embed", f"embedded {sent:,} of {len(docs):,} passages (batch {number})")
 
-    def _upsert(self, request: vector_pb2.UpsertCorpusDocumentsRequest) -> None:
+    def _upsert(self, request: vector_pb2.UpsertCorpusDocumentsRequest) -> int:
         """One batch, retried once after a transient failure: an upsert by stable ids (and a
-        reset) can run twice without harm, and one hiccup should not waste a long job."""
+        reset of the same generation) can run twice without harm, and one hiccup should not
+        waste a long job. Returns how many documents the collection holds after it."""
         try:
-            self.backend.call_vector(self.backend.vector.stub.UpsertCorpusDocuments, request)
+            return int(self.backend.call_vector(self.backend.vector.stub.UpsertCorpusDocuments, request).documents)
         except (Unavailable, DeadlineExceeded, Internal) as err:
             log.warning("corpus_batch_retry", corpus=self.name, error=str(err))
             time.sleep(RETRY_PAUSE_S)
             self._check()
-            self.backend.vector.stub.UpsertCorpusDocuments(request)
+            return int(self.backend.vector.stub.UpsertCorpusDocuments(request).documents)
 
     def _finish(self, digest: dict[str, Any]) -> search_pb2.PrimeEvent:
         self._check()

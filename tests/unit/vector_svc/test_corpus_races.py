@@ -1,6 +1,7 @@
 """Corpus jobs against queries on real embedded Chroma: a query that meets a collection being
 reset answers a retryable UNAVAILABLE (never Chroma's NotFoundError, an INTERNAL), and a batch
-sent again after a timeout waits for its first attempt instead of deleting the collection under it."""
+sent again after a timeout waits for its first attempt instead of deleting the collection under it;
+across replicas, where no lock is shared, the job's generation fences its collection."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 import vector_svc.corpus as corpus_module
 from mnemo.config import load_settings, with_overrides
-from mnemo.errors import FailedPrecondition, Unavailable
+from mnemo.errors import Aborted, FailedPrecondition, Unavailable
 from mnemo.v1 import vector_pb2
 from vector_svc.corpus import Corpora, collection_name
 from vector_svc.embedders import make_embedder
@@ -91,3 +92,33 @@ def test_a_batch_sent_again_while_its_first_attempt_runs_leaves_every_passage(co
     assert errors == []
     assert corpora.upsert("kb", DOCS[20:], reset=False) == len(DOCS)
     assert connection.client().get_collection(collection_name("kb")).count() == len(DOCS)
+
+
+def test_a_late_first_attempt_on_another_replica_keeps_what_its_job_wrote_since(connection):
+    """Two replicas (two Corpora, each with its own locks) on one Chroma: the job's retry of its
+    reset batch ran on the second, the job went on, then the stalled first attempt arrives."""
+    first, second = Corpora(connection, make_embedder("hash")), Corpora(connection, make_embedder("hash"))
+    job = "0001765000000000-aaaa"
+    second.upsert("kb", DOCS[:20], reset=True, generation=job)
+    second.upsert("kb", DOCS[20:], reset=False, generation=job)
+    assert first.upsert("kb", DOCS[:20], reset=True, generation=job) == len(DOCS)  # not emptied
+
+
+def test_an_older_jobs_batches_cannot_touch_a_later_jobs_collection(connection):
+    first, second = Corpora(connection, make_embedder("hash")), Corpora(connection, make_embedder("hash"))
+    older, later = "0001765000000000-aaaa", "0001765000000500-bbbb"
+    first.upsert("kb", DOCS[:10], reset=True, generation=older)
+    second.upsert("kb", DOCS[10:30], reset=True, generation=later)
+    with pytest.raises(Aborted, match="re-primed by another job"):
+        first.upsert("kb", DOCS[:10], reset=True, generation=older)  # a late reset of the older job
+    with pytest.raises(Aborted, match="re-primed by another job"):
+        first.upsert("kb", DOCS[30:], reset=False, generation=older)  # its next batch
+    assert connection.client().get_collection(collection_name("kb")).count() == 20
+
+
+def test_a_batch_whose_collection_was_dropped_under_its_job_is_aborted(connection):
+    corpora = Corpora(connection, make_embedder("hash"))
+    corpora.upsert("kb", DOCS[:10], reset=True, generation="0001765000000000-aaaa")
+    assert corpora.drop("kb")
+    with pytest.raises(Aborted, match="re-primed by another job"):
+        corpora.upsert("kb", DOCS[10:], reset=False, generation="0001765000000000-aaaa")
