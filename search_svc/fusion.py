@@ -96,15 +96,20 @@ class FusionParams:
     """What a candidate gains per standard deviation of specificity above the candidates' mean
     (with_specificity; 0 = off)."""
     evidence_weight: float = 0.0
-    """What a candidate gains per unit of lexical evidence, the share of the query's idf-weighted
-    terms it holds (with_evidence; 0 = off)."""
+    """What a candidate holding every term of one of the query's alternatives gains (with_evidence;
+    0 = off)."""
 
 
+# What a record holding everything the query names gains (with_evidence), about two standard deviations
+# of a fused list: known items (bench/known_items.py) with 0 / 2: identifier hit@10 0.980 / 0.990, two
+# words 0.965 / 1.000; LoCoMo's service recall@5 0.811 / 0.817 (docs/search.md, "What answers ranks first").
+EVIDENCE_WEIGHT = 2.0
 # The in-sample choice of bench/locomo.py's grid (with the store's context words); leave-one-conversation-out
 # CV picks context 0.3, reach 2, w_vec 0.7 and a question penalty of 1 in all 5 folds, a named-date
 # bonus of 4 and a specificity weight of 0.35 in 4 and 3 of them (docs/search.md has the tables).
 DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.7, context_weight=0.3,
-                              context_reach=2, period_bonus=4.0, question_penalty=1.0, specificity_weight=0.35)
+                              context_reach=2, period_bonus=4.0, question_penalty=1.0, specificity_weight=0.35,
+                              evidence_weight=EVIDENCE_WEIGHT)
 
 
 @dataclass(frozen=True)
@@ -294,12 +299,16 @@ def with_specificity(fused: list[Fused], specificity: Mapping[Key, float],
 
 def with_evidence(fused: list[Fused], evidence: Mapping[Key, float],
                   params: FusionParams = DEFAULT_FUSION) -> list[Fused]:
-    """Each candidate gains evidence_weight x its lexical evidence (`evidence`: key -> share of the
-    query's idf-weighted terms it holds, store_svc.evidence): of two candidates that fuse alike,
-    the one holding more of what the query names ranks first (coordination). Returns a new ranking."""
+    """Each candidate holding every term of one of the query's alternatives (`evidence`: key -> its
+    lexical evidence, store_svc.evidence; 1 = all of them) gains params.evidence_weight, so they
+    rank ahead of those holding only some of them unless the fused lists say much more
+    (coordination): two common words a note holds together used to rank below ten records holding
+    one of them and sitting closer in meaning. A share short of 1 gains nothing: holding the common
+    half of a query says little. Returns a new ranking."""
     if params.evidence_weight <= 0 or not evidence:
         return list(fused)
-    out = [_raised(f, params.evidence_weight * e) if (e := evidence.get(f.key, 0.0)) > 0 else f for f in fused]
+    out = [_raised(f, params.evidence_weight) if evidence.get(f.key, 0.0) >= 1 - _EVIDENCE_SLACK else f
+           for f in fused]
     _order(out)
     return out
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from search_svc.fusion import (
+    EVIDENCE_WEIGHT,
     Fused,
     FusionParams,
     RelevanceFloor,
@@ -29,6 +30,7 @@ from search_svc.fusion import (
     fuse,
     relevance,
     with_context,
+    with_evidence,
     with_period_bonus,
     with_question_penalty,
     with_specificity,
@@ -106,18 +108,22 @@ def fusion_grid() -> list[FusionParams]:
              for w in (0.7, 0.9) for c in (0.3, 0.5, 0.8) for b in PERIOD_BONUSES for q in QUESTION_PENALTIES
              for s in SPECIFICITY_WEIGHTS]
     grid += [FusionParams("rrf", k, 1.0, w, c) for k in (5, 60) for w in (0.7, 1.0) for c in (0.0, 0.3)]
-    return grid
+    # The product's gain for a record holding every word of the query, not tuned here (known items chose it).
+    return [replace(params, evidence_weight=EVIDENCE_WEIGHT) for params in grid]
 
 
 def rank(lists: Lists, project: str, epoch: Callable[[str, str], int], params: FusionParams,
-         periods: Sequence[Period] = (), facts: TurnFacts = NO_FACTS) -> list[Fused]:
+         periods: Sequence[Period] = (), facts: TurnFacts = NO_FACTS,
+         evidence: Mapping[str, float] | None = None) -> list[Fused]:
     """What search_svc.retrieval does with the two lists: fusion, temporal context, named dates,
-    the penalty of the records that ask and the gain of specific ones (`facts`)."""
+    the penalty of the records that ask, the gain of specific ones (`facts`) and of those holding
+    every word of the question (`evidence`: dia -> IndexRow.evidence)."""
     fused = fuse(lists[0], lists[1], params, lexical_depth=LEXICAL_DEPTH)
     placement = placement_of(fused, project, epoch)
     fused = with_period_bonus(with_context(fused, placement, params), placement, periods, params)
     fused = with_question_penalty(fused, facts.asking.get(project, frozenset()), params)
-    return with_specificity(fused, facts.specificity.get(project, {}), params)
+    fused = with_specificity(fused, facts.specificity.get(project, {}), params)
+    return with_evidence(fused, evidence or {}, params)
 
 
 def placement_of(fused: Sequence[Fused], project: str, epoch: Callable[[str, str], int]) -> dict[str, tuple[str, int]]:
@@ -184,13 +190,15 @@ class CrossValidation:
 
     def own(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._own:
-            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods, self.facts)
+            self._own[params] = {c.key: rank(c.own, c.project, self.epoch, params, c.periods, self.facts,
+                                             c.own_evidence)
                                  for c in self.cases}
         return self._own[params]
 
     def cross(self, params: FusionParams) -> dict[QKey, list[Fused]]:
         if params not in self._cross:
-            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods, self.facts)
+            self._cross[params] = {c.key: rank(c.cross, c.cross_project, self.epoch, params, c.periods, self.facts,
+                                               c.cross_evidence)
                                    for c in self.cases}
         return self._cross[params]
 

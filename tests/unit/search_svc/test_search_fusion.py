@@ -230,9 +230,11 @@ def test_evidence_makes_a_match_beside_it_as_a_gate_does():
     assert keys(above_floor(fused, floor, placement=placement, evidence={"words": 1.0})) == ["words", "answer", "later"]
 
 
-def test_evidence_weight_ranks_the_candidate_holding_more_of_the_query_first():
-    from search_svc.fusion import with_evidence
+def test_evidence_weight_ranks_the_candidate_holding_every_word_of_the_query_first():
+    from search_svc.fusion import DEFAULT_FUSION, with_evidence
 
     fused = [Fused("some", 2.0, 1, 1), Fused("all", 1.5, 2, 2)]
     assert keys(with_evidence(fused, {"some": 0.4, "all": 1.0}, FusionParams(evidence_weight=1.0))) == ["all", "some"]
-    assert with_evidence(fused, {"some": 0.4, "all": 1.0}, FusionParams()) == fused  # off by default
+    assert keys(with_evidence(fused, {"some": 0.4, "all": 0.99}, FusionParams(evidence_weight=1.0))) == ["some", "all"]
+    assert with_evidence(fused, {"some": 0.4, "all": 1.0}, FusionParams()) == fused  # off unless asked
+    assert DEFAULT_FUSION.evidence_weight > 0  # the product asks
