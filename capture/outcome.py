@@ -99,15 +99,22 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
         # that changes things (push, cherry-pick) ends a failure with hints a tail keeps
         # without the error: its success needs its own summary (readers._git).
         return SUCCEEDED
-    if zero and "build" in (producer, _npm_script_kind(text)) and re.search(r"\|\s*tail\b", command):
-        # Compilers, linters and installers end a failure with its error ("make: *** ...",
-        # "1 error", "ERROR: ..."), which a tail shows: a clean end is their success
-        # (`npx eslint . | tail -5` prints nothing at all).
+    if zero and re.search(r"\|\s*tail\b", command) and (
+            (producer == "build" and (not text.strip() or _ENDS_WITH_ITS_ERROR.match(steps[-1])))
+            or _silent_npm_script(text) == "build"):
+        # A build tool that printed nothing at all passed (`npx eslint . | tail -5`, `npx tsc |
+        # tail -3`). A clean last line is enough only from tools whose failure always ends
+        # with its error or count (`make: *** ...`, cargo's "could not compile", mypy's
+        # "Found 2 errors"); gcc ends an error with its caret line or a note, javac a failure
+        # with "1 warning" after "1 error", pip with a notice.
         return SUCCEEDED
     return UNKNOWN
 
 
-def _npm_script_kind(text: str) -> str:
+_ENDS_WITH_ITS_ERROR = re.compile(r"^(?:make|cargo\s+(?:build|check|clippy|fmt)|mypy|eslint|tsc|ruff)\b")
+
+
+def _silent_npm_script(text: str) -> str:
     """The kind of the command an npm script ran when the output ends with npm's header of it
     ("> lint" then "> eslint src"): that command printed nothing at all."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]

@@ -306,14 +306,16 @@ def _tsc(text: str) -> Signal | None:
 
 
 def _eslint(text: str) -> Signal | None:
-    problems = re.search(r"^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)", text, re.MULTILINE)
+    # The count, or the line after it that a `| tail -1` keeps ("1 error and 0 warnings potentially fixable")
+    problems = re.search(r"^✖ \d+ problems? \((\d+) errors?, \d+ warnings?\)|"
+                         r"^\s*(\d+) errors? and \d+ warnings? potentially fixable.*$", text, re.MULTILINE)
     too_many = re.search(r"^ESLint found too many warnings \(maximum: \d+\)\.", text, re.MULTILINE)
     if not problems and not too_many:
         return None
-    counts = problems.group(0) if problems else ""
+    counts = problems.group(0).strip() if problems else ""
     if too_many:  # --max-warnings: the warnings alone fail the run
         return Signal(FAILED, "eslint", f"{counts}; {too_many.group(0)}".strip("; "))
-    return Signal(FAILED if problems and int(problems.group(2)) else SUCCEEDED, "eslint", counts)
+    return Signal(FAILED if problems and int(problems.group(1) or problems.group(2)) else SUCCEEDED, "eslint", counts)
 
 
 def _mypy(text: str) -> Signal | None:
@@ -325,7 +327,9 @@ def _mypy(text: str) -> Signal | None:
 
 
 def _ruff(text: str) -> Signal | None:
-    found = re.search(r"^Found (\d+) errors?\.", text, re.MULTILINE)
+    # ruff's "[*] 3 fixable" and "No fixes available" follow its count of errors only
+    found = re.search(r"^(?:Found \d+ errors?\.|\[\*\] \d+ fixable with .+|No fixes available .+)$", text,
+                      re.MULTILINE)
     if found:
         return Signal(FAILED, "ruff", found.group(0))
     # A formatter in check mode (ruff format --check, black --check, prettier --check) fails by
