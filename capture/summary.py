@@ -17,6 +17,7 @@ from capture.fixes import directory_and_command, failure_keys, is_change
 from capture.observer import ToolEvent, command_kind, command_label, shell_verdict
 from mnemo.privacy import clean
 from mnemo.v1 import common_pb2
+from mnemo.vocab import SUMMARY_FIELDS
 
 FIELD_MAX = 1200
 NEXT_STEPS_MAX = 8
@@ -31,9 +32,6 @@ class ObservationView:
     facts: Sequence[str] = ()
     files_read: Sequence[str] = ()
     files_modified: Sequence[str] = ()
-
-
-SUMMARY_TEXTS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
 
 def is_empty(summary: common_pb2.Summary) -> bool:
@@ -206,6 +204,6 @@ def _cap(text: str, limit: int = FIELD_MAX) -> str:
 
 
 def _cleaned(summary: common_pb2.Summary) -> common_pb2.Summary:
-    for name in SUMMARY_TEXTS:
+    for name in SUMMARY_FIELDS:
         setattr(summary, name, _cap(clean(getattr(summary, name))))
     return summary

@@ -16,7 +16,7 @@ from typing import Any
 
 from capture.transfer_formats import SourceItem, bad_file, guarded
 from mnemo.privacy import clean
-from mnemo.vocab import DEFAULT_PLATFORM
+from mnemo.vocab import DEFAULT_PLATFORM, SUMMARY_FIELDS
 
 # -- claude-mem ------------------------------------------------------------------------
 
@@ -111,7 +111,7 @@ _OBSERVATION_COLUMNS = _Columns(
 )
 _SUMMARY_COLUMNS = _Columns(
     "Summary", "summary", required=("memory_session_id", "project"),
-    texts=("request", "investigated", "learned", "completed", "next_steps", "notes"),
+    texts=SUMMARY_FIELDS,
     arrays=("files_read", "files_edited"), cleaned=("request",),
 )
 

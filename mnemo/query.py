@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mnemo.vocab import STOP_WORDS, SUMMARY_FIELDS
+
 MAX_QUERY_CHARS = 10_000
 """Longer input is cut, never refused."""
 MAX_TERMS = 64
@@ -58,25 +60,12 @@ LONG_IDENTIFIER = 8
 
 COLUMNS = frozenset({
     "title", "subtitle", "narrative", "text", "facts", "concepts",  # observations
-    "request", "investigated", "learned", "completed", "next_steps", "notes",  # session summaries
+    *SUMMARY_FIELDS,  # session summaries
     "prompt",  # user prompts
 })
 """Column names a term may be restricted to (`title:word`); `title` means each kind's title."""
 LITERAL_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT"})
 """Typed in capitals in plain text these are content ("NOT gate"), never stop-words or syntax."""
-
-_STOP_WORDS_TEXT = """
-    a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just let
-    me more most my myself no nor not now of off on once only or other our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves s t d ll m re ve don doesn didn isn
-    wasn weren won wouldn shouldn couldn ever also please tell show find give any anything something
-    get got
-"""
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
 @dataclass(frozen=True)

@@ -6,28 +6,23 @@ a timeline on a query); Retrieval knows nothing of it. No grpc import.
 
 from __future__ import annotations
 
-import re
-
 from mnemo.errors import InvalidArgument, NotFound
 from mnemo.timefmt import parse_instant
 from mnemo.v1 import common_pb2, search_pb2, store_pb2
-from mnemo.vocab import OBSERVATION_IDS_MAX, TIMELINE_DEPTH_DEFAULT, TIMELINE_DEPTH_MAX
+from mnemo.vocab import OBSERVATION_IDS_MAX, TIMELINE_DEPTH_DEFAULT, TIMELINE_DEPTH_MAX, parse_display_id
 from search_svc.render import EMPTY_HINT, display_id, inline, quoted
 from search_svc.requests import check_query, optional_bounded, parse_order
 from search_svc.retrieval import Retrieval
 
-_RECORD_ANCHOR = re.compile(r"#?([SsPp]?)(\d{1,18})")
-_KIND_BY_PREFIX = {"": common_pb2.DOC_KIND_OBSERVATION, "S": common_pb2.DOC_KIND_SUMMARY,
-                   "P": common_pb2.DOC_KIND_PROMPT}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _DETAIL_ORDERS = {"date_desc": common_pb2.ORDER_DATE_DESC, "date_asc": common_pb2.ORDER_DATE_ASC}
 
 
 def parse_anchor(text: str) -> common_pb2.Ref | int:
     """A record reference ("123", "#123", "S12", "#S12", "P7") or an ISO time as epoch ms."""
-    match = _RECORD_ANCHOR.fullmatch(text.strip(" "))  # spaces only: "#12\n" is no record reference
-    if match:
-        return common_pb2.Ref(kind=_KIND_BY_PREFIX[match.group(1).upper()], id=int(match.group(2)))
+    record = parse_display_id(text.strip(" "))  # spaces only: "#12\n" is no record reference
+    if record:
+        return common_pb2.Ref(kind=record[0], id=record[1])  # type: ignore[arg-type]
     try:
         instant = parse_instant(text, "anchor")
     except InvalidArgument:

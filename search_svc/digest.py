@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from mnemo import vocab
 from mnemo.timefmt import iso_from_ms
 from mnemo.v1 import common_pb2
 
@@ -20,23 +21,17 @@ TOP_CONCEPTS = 15
 TOP_FILES = 15
 TOP_TERMS = 25
 
-# English function words plus the words every coding-agent observation repeats: they
-# would top every corpus and say nothing about this one.
-_STOP_WORDS_TEXT = """
-    a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing done down during each either else even
-    ever every few for from further get gets got had has have having he her here hers herself him
-    himself his how however i if in into is it its itself just least less let like made make makes
-    many may me might more most much must my myself need needs new no nor not now of off often on
-    once one only onto or other others our ours ourselves out over own per rather same see seen she
-    should since so some still such than that the their theirs them themselves then there these they
-    this those though through thus to too under until up upon us use used uses using very via was we
-    well were what when where whether which while who whom whose why will with within without would
-    yet you your yours yourself yourselves added adds already around because before called calls
-    code file files fixed found instead made makes need now ran run runs set sets still them thing
-    things way ways work works
+# The stop-words (mnemo.vocab) plus the words every coding-agent observation repeats: they would
+# top every corpus's themes and say nothing about this one, yet a search must keep them ("new
+# file", "fixed in code"), so they are the digest's own.
+_THEME_FILLER = """
+    added adds already also around called calls code done either else even every file files fixed
+    found gets however instead least less like made make makes many may might much must need needs
+    new often one onto others per ran rather run runs see seen set sets since still thing things
+    though thus upon us use used uses using via way ways well whether whose within without work works
+    yet
 """
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+STOP_WORDS = vocab.STOP_WORDS | frozenset(_THEME_FILLER.split())
 
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
 

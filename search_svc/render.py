@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mnemo import vocab
 from mnemo.inert import inert
 from mnemo.logs import get_logger
 from mnemo.privacy import clean
@@ -41,8 +42,6 @@ EMPTY_HINT = (
 INDEX_TITLE_CHARS = 100  # a compact (mem_search) index row's title
 CONTEXT_TITLE_CHARS = 60  # a timeline neighbour's title under a mem_search detail
 
-_KIND_PREFIX = {common_pb2.DOC_KIND_OBSERVATION: "#", common_pb2.DOC_KIND_SUMMARY: "#S",
-                common_pb2.DOC_KIND_PROMPT: "#P"}
 
 
 # -- inert text (mnemo.inert) ---------------------------------------------------------------
@@ -85,7 +84,7 @@ def quoted(text: str, max_chars: int = 200) -> str:
 
 # -- ids and dates -------------------------------------------------------------------------
 def display_id(ref: common_pb2.Ref) -> str:
-    return f"{_KIND_PREFIX.get(ref.kind, '#?')}{ref.id}"
+    return vocab.display_id(ref.kind, ref.id)
 
 
 def resolve_tz(name: str) -> tzinfo:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from mnemo import identity
 from mnemo.errors import NotFound, PermissionDenied
 from mnemo.v1 import common_pb2, store_pb2
+from mnemo.vocab import display_id
 from store_svc import validate
-from store_svc.convert import DISPLAY_PREFIX
 from store_svc.validate import check_refs
 
 if TYPE_CHECKING:  # the store is handed in
@@ -274,7 +274,7 @@ def _forgettable_session(store: Store, session: str) -> bool:
 def _mark_wrong(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
     hidden = _keep_refs(store, request, 1000)  # unknown and other projects' refs, in the order asked
     if hidden:  # the store's own answer for unknown ids
-        shown = ", ".join(f"{DISPLAY_PREFIX[k]}{i}" for k, i in hidden)  # type: ignore[index]
+        shown = ", ".join(display_id(k, i) for k, i in hidden)
         raise NotFound(f"no such record: {shown}; search first to find valid ids")
     return call(request)
 

@@ -9,12 +9,7 @@ from typing import Any
 
 from mnemo.timefmt import iso_from_ms
 from mnemo.v1 import common_pb2, store_pb2
-
-OBSERVATION = common_pb2.DOC_KIND_OBSERVATION
-SUMMARY = common_pb2.DOC_KIND_SUMMARY
-PROMPT = common_pb2.DOC_KIND_PROMPT
-DISPLAY_PREFIX = {OBSERVATION: "#", SUMMARY: "#S", PROMPT: "#P"}
-
+from mnemo.vocab import KIND_OBSERVATION, KIND_SUMMARY, display_id
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -118,9 +113,9 @@ def tool_use_pb(row: sqlite3.Row, observation_ids: Iterable[int] = ()) -> common
 
 
 def record_pb(kind: int, message: Any) -> common_pb2.Record:
-    if kind == OBSERVATION:
+    if kind == KIND_OBSERVATION:
         return common_pb2.Record(observation=message)
-    if kind == SUMMARY:
+    if kind == KIND_SUMMARY:
         return common_pb2.Record(summary=message)
     return common_pb2.Record(prompt=message)
 
@@ -130,7 +125,7 @@ def index_row_pb(row: sqlite3.Row, score: float = 0.0, specificity: float = 0.0)
     specificity, queries.specificities)."""
     kind = row["kind"]
     return common_pb2.IndexRow(
-        ref=common_pb2.Ref(kind=kind, id=row["id"]), display_id=f"{DISPLAY_PREFIX[kind]}{row['id']}",
+        ref=common_pb2.Ref(kind=kind, id=row["id"]), display_id=display_id(kind, row["id"]),
         type=_s(row, "type"), title=_s(row, "title"), created_at=row["created_at"],
         created_at_epoch=row["created_at_epoch"], token_estimate=min(_i(row, "chars") // 4, 2**31 - 1),
         score=score, project=_s(row, "project"), file=_s(row, "file"), asks=asks(_s(row, "ending")),

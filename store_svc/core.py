@@ -19,12 +19,12 @@ from mnemo.logs import get_logger
 from mnemo.query import MAX_QUERY_CHARS, ParsedQuery, parse
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2, store_pb2
-from mnemo.vocab import DEFAULT_PLATFORM, TITLE_MAX_CHARS
+from mnemo.vocab import DEFAULT_PLATFORM, KIND_NAMES, TITLE_MAX_CHARS, display_id
 from store_svc import convert, observations, queries, schema, state, transfer, validate, writes
 from store_svc.backend import SqliteBackend
 from store_svc.dialect import Backend, Conn, Row
 from store_svc.evidence import evidence
-from store_svc.validate import KIND_NAMES, check_page, check_refs
+from store_svc.validate import check_page, check_refs
 from store_svc.writes import clean
 
 log = get_logger(__name__)
@@ -126,7 +126,7 @@ class Store:
             row = writes.session_by_content(conn, platform, request.content_session_id)
             if row is None:
                 validate.project("project", request.project)
-                writes.check_external_id_free(conn, request.external_id, None)
+                writes.check_external_id_free(conn, request.external_id, None, clean(request.project))
                 row = writes.create_session(
                     conn,
                     content_session_id=request.content_session_id,
@@ -141,7 +141,8 @@ class Store:
             else:
                 identity.require_own_session("content_session_id", row["project"])  # inside the transaction
                 if not row["external_id"]:  # only then is the one asked for set
-                    writes.check_external_id_free(conn, request.external_id, row["id"])
+                    writes.check_external_id_free(conn, request.external_id, row["id"],
+                                                  clean(request.project) or row["project"])
                 row = self._update_session(conn, row, request, prompt)
             return convert.session_pb(row)
 
@@ -355,7 +356,7 @@ class Store:
     def _anchor_key(conn: Conn, ref: common_pb2.Ref, filters: common_pb2.Filters) -> tuple[int, int, int]:
         check_refs([ref], 1)
         key = queries.anchor_key(conn, ref)
-        shown = f"{convert.DISPLAY_PREFIX[ref.kind]}{ref.id}"
+        shown = display_id(ref.kind, ref.id)
         if key is None or not queries.index_rows(conn, [(ref.kind, ref.id)], filters):
             raise NotFound(f"anchor {shown} not found (or outside the filters); search for a valid id first")
         return key

@@ -23,11 +23,11 @@ from mnemo.errors import InvalidArgument, NotFound
 from mnemo.privacy import clean
 from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, store_pb2
-from mnemo.vocab import TITLE_MAX_CHARS
+from mnemo.vocab import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY, TITLE_MAX_CHARS, display_id
 from store_svc import convert, queries, validate
 from store_svc.core import MAX_BATCH, Store, check_refs
 from store_svc.dialect import Conn
-from store_svc.schema import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY, KIND_TABLES
+from store_svc.schema import KIND_TABLES
 
 MAX_FORGET_SESSIONS = 100
 MAX_REASON_CHARS = 1000
@@ -216,8 +216,7 @@ def mark_wrong(conn: Conn, refs: Sequence[tuple[int, int]], undo: bool, reason: 
     missing = [ref for ref in refs
                if not conn.execute(f"SELECT 1 FROM {KIND_TABLES[ref[0]]} WHERE id = ?", (ref[1],)).fetchone()]
     if missing:
-        shown = ", ".join(f"{convert.DISPLAY_PREFIX[cast(common_pb2.DocKind, kind)]}{row_id}"
-                          for kind, row_id in missing)
+        shown = ", ".join(display_id(kind, row_id) for kind, row_id in missing)
         raise NotFound(f"no such record: {shown}; search first to find valid ids")
     changed = []
     for kind, row_id in refs:

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 
 from mnemo.query import ParsedQuery, like_pattern
 from mnemo.v1 import common_pb2
+from mnemo.vocab import KIND_OBSERVATION as OBSERVATION
+from mnemo.vocab import KIND_PROMPT as PROMPT
+from mnemo.vocab import KIND_SUMMARY as SUMMARY
+from mnemo.vocab import SUMMARY_FIELDS
 from store_svc import convert, terms
-from store_svc.convert import OBSERVATION, PROMPT, SUMMARY
 from store_svc.dialect import Conn, Dialect, Row
 
 
@@ -72,7 +75,7 @@ class KindSql:
 
 
 _OBS_TEXT = ("title", "subtitle", "narrative", "text", "facts", "concepts")
-_SUM_TEXT = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+_SUM_TEXT = SUMMARY_FIELDS
 
 KINDS: dict[int, KindSql] = {
     OBSERVATION: KindSql(

@@ -13,21 +13,22 @@ from pathlib import Path
 
 from mnemo.logs import get_logger
 from mnemo.timefmt import iso_from_ms, now_ms
+from mnemo.v1 import store_pb2
+from mnemo.vocab import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY, SUMMARY_FIELDS
 from store_svc import migrations, terms
 from store_svc.fts_sqlite import SqliteConnection, enter_wal
 from store_svc.migrations import Migration
 
 log = get_logger(__name__)
 
-# DocKind / ChangeOp numbers of the protos, used in the change feed.
-KIND_OBSERVATION, KIND_SUMMARY, KIND_PROMPT = 1, 2, 3
+# The record table of each DocKind, and the ChangeOp numbers of the change feed (the protos' enums).
 KIND_TABLES = {KIND_OBSERVATION: "observations", KIND_SUMMARY: "session_summaries", KIND_PROMPT: "user_prompts"}
-OP_UPSERT, OP_DELETE = 1, 2
+OP_UPSERT, OP_DELETE = store_pb2.CHANGE_OP_UPSERT, store_pb2.CHANGE_OP_DELETE
 
 # The text columns of each record table's full-text index (migration 2; observations' index has a
 # last `context` column since migration 8).
 OBSERVATION_FTS_COLUMNS = ("title", "subtitle", "narrative", "text", "facts", "concepts")
-SUMMARY_FTS_COLUMNS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+SUMMARY_FTS_COLUMNS = SUMMARY_FIELDS
 PROMPT_FTS_COLUMNS = ("prompt_text",)
 
 # (version, name, SQL): the frozen text of store_svc/migrations/sqlite/. Append only, as a new file.

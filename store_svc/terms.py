@@ -25,7 +25,7 @@ import re
 from collections.abc import Hashable, Iterable, Mapping
 from typing import TypeVar
 
-from mnemo.query import STOP_WORDS
+from mnemo.vocab import STOP_WORDS
 
 K = TypeVar("K", bound=Hashable)
 TERMS_CHARS = 1000

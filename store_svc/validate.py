@@ -11,7 +11,7 @@ from google.protobuf.message import Message
 from mnemo.errors import InvalidArgument
 from mnemo.timefmt import check_epoch
 from mnemo.v1 import common_pb2
-from mnemo.vocab import PROJECT_MAX_BYTES, SESSION_ID_MAX_CHARS, TYPE_NAME_RE
+from mnemo.vocab import KIND_NAMES, PROJECT_MAX_BYTES, SESSION_ID_MAX_CHARS, TYPE_NAME_RE
 
 MAX_ID_CHARS = SESSION_ID_MAX_CHARS  # every key the store takes (external ids too) has the session id's bound
 MAX_TEXT_CHARS = 100_000
@@ -23,8 +23,6 @@ PRIMING_STATES = ("unprimed", "priming", "primed", "stale", "failed")
 SESSION_END_STATES = ("completed", "failed")
 _INTEGER_TYPES = frozenset({FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64,
                             FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64})
-KIND_NAMES = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
-              common_pb2.DOC_KIND_PROMPT: "prompt"}
 
 
 def required(field: str, value: str) -> str:

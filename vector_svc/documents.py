@@ -16,20 +16,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from mnemo.v1 import common_pb2, vector_pb2
+from mnemo.vocab import KIND_BY_NAME, SUMMARY_FIELDS
 
 SpanFn = Callable[[str], list[tuple[int, int]]]
 
-KIND_NAMES = {
-    common_pb2.DOC_KIND_OBSERVATION: "observation",
-    common_pb2.DOC_KIND_SUMMARY: "summary",
-    common_pb2.DOC_KIND_PROMPT: "prompt",
-}
-KIND_VALUES = {name: value for value, name in KIND_NAMES.items()}
 # The (kind, record id) every document id above starts with; a query reads refs from ids alone,
 # since fetching each hit's metadata from Chroma costs ~10x the nearest-neighbour search itself.
 _ID_PREFIX = re.compile(r"(obs|summary|prompt)_(\d+)(?:_|$)")
 _ID_KINDS = {"obs": "observation", "summary": "summary", "prompt": "prompt"}
-SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
 # The model sees at most 256 tokens, [CLS] and [SEP] included. Longer text is cut into windows
 # of 200 tokens that overlap by 50, so a sentence on a boundary is whole in one of them.
@@ -165,6 +159,6 @@ def best_per_record(ids: Sequence[str], distances: Sequence[float], refs: Sequen
         if len(hits) == limit:
             break
         seen.add(key)
-        ref = common_pb2.Ref(kind=KIND_VALUES[key[0]], id=key[1])
+        ref = common_pb2.Ref(kind=KIND_BY_NAME[key[0]], id=key[1])  # type: ignore[arg-type]
         hits.append(vector_pb2.VectorHit(ref=ref, distance=float(distance), chunk_id=doc_id))
     return hits

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mnemo.errors import InvalidArgument
 from mnemo.v1 import common_pb2
-from vector_svc.documents import KIND_NAMES
+from mnemo.vocab import KIND_NAMES
 
 MAX_QUERY_TEXT = 10_000
 CANNOT_FILTER = "cannot be applied by the vector index; filter through the store"

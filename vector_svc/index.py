@@ -33,7 +33,8 @@ from mnemo.config import Settings
 from mnemo.errors import FailedPrecondition, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, store_pb2, vector_pb2
-from vector_svc.documents import KIND_NAMES, Document, best_per_record, record_documents, records_where, ref_of_id
+from mnemo.vocab import KIND_NAMES
+from vector_svc.documents import Document, best_per_record, record_documents, records_where, ref_of_id
 from vector_svc.embedders import Embedder, MnemoEmbeddingFunction
 from vector_svc.filters import build_where, validate_limit, validate_text  # noqa: F401 - re-exported
 from vector_svc.memory import HeapTrimmer

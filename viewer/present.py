@@ -18,14 +18,12 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from mnemo.v1 import common_pb2, search_pb2
+from mnemo.vocab import KIND_NAMES, SUMMARY_FIELDS
 
-KIND_LABELS = {common_pb2.DOC_KIND_OBSERVATION: "observation", common_pb2.DOC_KIND_SUMMARY: "summary",
-               common_pb2.DOC_KIND_PROMPT: "prompt"}
 CHART_HEIGHT = 120
 CHART_BAR = 14
 CHART_GAP = 4
 OBSERVATION_FIELDS = ("subtitle", "narrative", "text")
-SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 
 
 _INT64 = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64,
@@ -97,7 +95,7 @@ def when(epoch_ms: int) -> str:
 
 def row_view(row: common_pb2.IndexRow) -> dict[str, Any]:
     return {
-        "id": row.display_id.lstrip("#"), "display_id": row.display_id, "kind": KIND_LABELS.get(row.ref.kind, "?"),
+        "id": row.display_id.lstrip("#"), "display_id": row.display_id, "kind": KIND_NAMES.get(row.ref.kind, "?"),
         "type": row.type, "title": row.title, "project": row.project, "file": row.file,
         "created_at": when(row.created_at_epoch), "epoch": row.created_at_epoch, "tokens": row.token_estimate,
         "score": round(row.score, 4),

@@ -34,12 +34,12 @@ from mnemo.vocab import (
     TOOL_USE_IDS_MAX,
     TOOL_USES_LIMIT_DEFAULT,
     TOOL_USES_LIMIT_MAX,
+    parse_display_id,
 )
 from search_svc.render import display_id, shown
 from search_svc.requests import check_project, optional_bounded
 
 ID_CHARS = re.compile(r"[A-Za-z0-9:_-]+")
-ID_FORM = re.compile(r"(?:(?P<obs>[0-9]{1,18})|(?P<kind>[SsPp])(?P<num>[0-9]{1,18}))")
 
 
 @dataclass(frozen=True)
@@ -96,15 +96,11 @@ def parse_record_id(raw: str, field: str = "selectedIds") -> tuple[str, common_p
     if not body or len(body) > MEM_SEARCH_ID_MAX_CHARS or not ID_CHARS.fullmatch(body):
         raise InvalidArgument(field, f"{shown(raw)}: ids accept only letters, digits and ':_-' "
                               "(a leading '#' is allowed)")
-    form = ID_FORM.fullmatch(body)
-    if not form:
+    record = parse_display_id(body)
+    if not record:
         raise InvalidArgument(field, f"{body!r} is not a record id; use an id from the index: "
                               "#12 (observation), S12 (summary) or P12 (prompt)")
-    if form.group("obs"):
-        ref = common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=int(form.group("obs")))
-    else:
-        kind = common_pb2.DOC_KIND_SUMMARY if form.group("kind") in "Ss" else common_pb2.DOC_KIND_PROMPT
-        ref = common_pb2.Ref(kind=kind, id=int(form.group("num")))
+    ref = common_pb2.Ref(kind=record[0], id=record[1])  # type: ignore[arg-type]
     if ref.id < 1:
         raise InvalidArgument(field, f"{body!r} is not a record id; ids start at 1")
     return display_id(ref), ref
