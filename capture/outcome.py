@@ -99,8 +99,10 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
         # that changes things (push, cherry-pick) ends a failure with hints a tail keeps
         # without the error: its success needs its own summary (readers._git).
         return SUCCEEDED
-    if zero and re.search(r"\|\s*tail\b", command) and (
-            (producer == "build" and (not text.strip() or _ENDS_WITH_ITS_ERROR.match(steps[-1])))
+    tail = _tail_lines(command)
+    silent = not text.strip() and tail >= 3  # a `tail -1` of "✖ 1 problem\n\n" is its blank end
+    if zero and tail and (
+            (producer == "build" and (silent or (text.strip() and _ENDS_WITH_ITS_ERROR.match(steps[-1]))))
             or _silent_npm_script(text) == "build"):
         # A build tool that printed nothing at all passed (`npx eslint . | tail -5`, `npx tsc |
         # tail -3`). A clean last line is enough only from tools whose failure always ends
@@ -112,6 +114,16 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
 
 
 _ENDS_WITH_ITS_ERROR = re.compile(r"^(?:make|cargo\s+(?:build|check|clippy|fmt)|mypy|eslint|tsc|ruff)\b")
+_TAIL = re.compile(r"\|\s*tail\b(?:\s+(?:-n\s*|--lines[= ])?-?(\+?)(\d+))?")
+
+
+def _tail_lines(command: str) -> int:
+    """How many last lines a `| tail` shows (10 by default); 0 without a tail, or for `tail
+    -n +K`, which shows all from line K."""
+    found = _TAIL.search(command)
+    if not found or found.group(1):
+        return 0
+    return int(found.group(2) or 10)
 
 
 def _silent_npm_script(text: str) -> str:

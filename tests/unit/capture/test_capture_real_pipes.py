@@ -1,6 +1,7 @@
 """A build tool behind a short tail (real_runs_pipes.json): its silence is its success, any
 line it left is not. gcc ends an error with its caret line or a note, ruff with "[*] N
-fixable"; before, both were taken for a clean end and stored as successes."""
+fixable", eslint with a blank line that a `tail -1` shows alone; before, all three were taken
+for a clean end and stored as successes."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ def test_the_pipes_set_is_benchmarked():
         ("gcc -Wall -o bad bad.c 2>&1 | tail -1", "failed", "unknown"),  # a note: no claim
         ("gcc -Wall -o bad bad.c 2>&1 | tail -2", "failed", "unknown"),  # a caret line and a note
         ("gcc -Wall -o warn warn.c 2>&1 | tail -1", "succeeded", "unknown"),  # a warning's caret line
-        ("gcc -Wall -o ok ok.c 2>&1 | tail -1", "succeeded", "succeeded"),  # nothing printed
+        # `tail -1` of nothing and of eslint's failure, which ends with a blank line, look alike
+        ("gcc -Wall -o ok ok.c 2>&1 | tail -1", "succeeded", "unknown"),
+        ("npx eslint err 2>&1 | tail -1", "failed", "unknown"),
+        ("npx eslint warn 2>&1 | tail -1", "succeeded", "unknown"),
+        ("npx eslint err 2>&1 | tail -2", "failed", "failed"),  # "2 errors and 1 warning potentially fixable"
         ("ruff check bad.py 2>&1 | tail -1", "failed", "failed"),  # "[*] 2 fixable with `--fix`."
         ("ruff check good.py 2>&1 | tail -1", "succeeded", "succeeded"),  # "All checks passed!"
         ("javac Bad.java 2>&1 | tail -1", "failed", "failed"),  # "1 error"
