@@ -17,18 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mnemo.vocab import LEGACY_MCP_SERVER_NAME, MCP_SERVER_NAME
+from mnemo.vocab import LEGACY_MCP_SERVER_NAME, MCP_SERVER_NAME, MNEMO_TOOL_NAMES
 
-# Every tool mnemo's gateway answers, in any profile or runtime (a unit test keeps this
-# equal to gateway.tools.BY_NAME; the hook must not import the gateway).
-MNEMO_TOOL_NAMES = frozenset({
-    "build_corpus", "find_by_concept", "find_by_file", "find_by_type", "get_observations", "get_recent_context",
-    "get_tool_uses", "important_workflow", "list_corpora", "mem_search", "observation_add", "observation_context",
-    "observation_generation_status", "observation_record_event", "observation_search", "prime_corpus",
-    "query_corpus", "rebuild_corpus", "reprime_corpus", "save_memory", "search", "search_observations",
-    "search_sessions", "search_user_prompts", "session_start_context", "smart_outline", "smart_search",
-    "smart_unfold", "timeline", "work_state_read", "work_state_write",
-})
 PLUGIN_PREFIX = "plugin_mnemo_"  # Claude Code names a plugin's server plugin_<plugin>_<server>
 SETTINGS_MAX_BYTES = 16 * 1024 * 1024  # ~/.claude.json grows with history; past this it is not read
 

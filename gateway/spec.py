@@ -20,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from gateway.client import SearchClient, UnaryRpc
 from mnemo.errors import InvalidArgument, MnemoError
+from mnemo.vocab import MNEMO_TOOL_NAMES
 
 Args = Mapping[str, Any]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -159,6 +160,10 @@ class ToolSpec:
     lenient: bool = False
     retry_note: str = ""
     arguments: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.name not in MNEMO_TOOL_NAMES:  # capture would record this tool's calls as the user's work
+            raise ValueError(f"tool {self.name!r} is not in mnemo.vocab.MNEMO_TOOL_NAMES: add it there")
 
     def public_error(self, err: MnemoError) -> MnemoError:
         """`err` naming this tool's arguments instead of the service's field names."""

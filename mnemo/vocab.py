@@ -205,6 +205,17 @@ MCP_SERVER_NAME = "mcp-search"
 LEGACY_MCP_SERVER_NAME = "claude-mem-search"  # the older claude-mem search server's name (spec 003)
 MCP_PROFILE_DEFAULT = "default"
 MCP_PROFILES = (MCP_PROFILE_DEFAULT, "legacy", "all")
+# Every tool mnemo's gateway answers, in any profile or runtime: the gateway defines no tool of
+# another name (gateway.spec.ToolSpec), and capture tells mnemo's own calls by it without
+# importing the gateway (capture.self_tools).
+MNEMO_TOOL_NAMES = frozenset({
+    "build_corpus", "find_by_concept", "find_by_file", "find_by_type", "get_observations", "get_recent_context",
+    "get_tool_uses", "important_workflow", "list_corpora", "mem_search", "observation_add", "observation_context",
+    "observation_generation_status", "observation_record_event", "observation_search", "prime_corpus",
+    "query_corpus", "rebuild_corpus", "reprime_corpus", "save_memory", "search", "search_observations",
+    "search_sessions", "search_user_prompts", "session_start_context", "smart_outline", "smart_search",
+    "smart_unfold", "timeline", "work_state_read", "work_state_write",
+})
 
 # -- the server runtime's observation_* tools ----------------------------------------------
 OBSERVATION_SEARCH_LIMIT_DEFAULT, OBSERVATION_SEARCH_LIMIT_MAX = 20, 100

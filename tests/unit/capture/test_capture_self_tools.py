@@ -10,7 +10,8 @@ import pytest
 
 from capture.commands import command_kind
 from capture.hook_tools import file_context_text
-from capture.self_tools import MNEMO_TOOL_NAMES, is_own_tool, split_mcp_name
+from capture.self_tools import is_own_tool, split_mcp_name
+from mnemo.vocab import MNEMO_TOOL_NAMES
 
 pytestmark = pytest.mark.unit
 
@@ -37,6 +38,14 @@ def test_the_tool_names_are_every_tool_the_gateway_answers():
     from gateway.tools import BY_NAME
 
     assert set(BY_NAME) == MNEMO_TOOL_NAMES
+
+
+def test_the_gateway_defines_no_tool_outside_the_vocabulary():
+    from gateway.spec import ToolSpec
+
+    with pytest.raises(ValueError, match="tool 'mem_serach' is not in mnemo.vocab.MNEMO_TOOL_NAMES"):
+        ToolSpec(name="mem_serach", description="", input_schema={}, handler=None, capability=None,  # type: ignore[arg-type]
+                 read_only=True)
 
 
 def test_mnemo_under_its_installed_and_plugin_names_is_skipped(host):
