@@ -33,7 +33,11 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from mnemo.errors import FailedPrecondition, InvalidArgument
+from mnemo.logs import get_logger
 from vector_svc.memory import HeapTrimmer, IdleModel
+from vector_svc.onnx_graph import gather_before_dequantize
+
+log = get_logger(__name__)
 
 DIMENSION = 384
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
@@ -243,13 +247,27 @@ class MiniLMInt8Embedder(_MiniLMBase):
         # its own width. Throughput measured the same either way (docs/performance.md).
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
-        session = ort.InferenceSession(str(minilm_int8_model_path()), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(_int8_model(), options, providers=["CPUExecutionProvider"])
+        # onnxruntime keeps model bytes it was given (to rebuild the session on a provider fallback,
+        # which a CPU-only session never does): 23 MB held for nothing.
+        session._model_bytes = None
         HeapTrimmer().now()  # loading parses the whole model file: give that transient memory back
         return session
 
     def _forward(self, model: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         return model.run(None, feeds)[0]
+
+
+def _int8_model() -> bytes:
+    """The int8 model with its word embeddings kept int8 (vector_svc/onnx_graph.py); the file as
+    it is when its graph is not the one that rewrite knows."""
+    data = minilm_int8_model_path().read_bytes()
+    rewritten = gather_before_dequantize(data)
+    if rewritten is None:
+        log.warning("int8_model_not_rewritten", reason="unexpected graph: its word embeddings stay float32")
+        return data
+    return rewritten
 
 
 # -- MiniLM (exact fp32, numpy) ---------------------------------------------------------------------
