@@ -60,7 +60,7 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
     non-zero `exit_code` is a failure whatever the output says.
     """
     text = strip_ansi(text)
-    signal = read_output(text, command)
+    signal = read_output(text, command) or _runner_remains(text, command)
     zero = host_says == SUCCEEDED or exit_code == 0
     if interrupted:
         outcome = UNKNOWN  # stopped by the user: neither the code nor the command failed
@@ -133,6 +133,25 @@ def _silent_npm_script(text: str) -> str:
     if len(lines) >= 2 and lines[-1].startswith("> ") and lines[-2].startswith("> "):
         return command_kind(lines[-1][2:])
     return ""
+
+
+_UNITTEST_COMMAND = re.compile(r"\bpython[\d.]*\s+-m\s+unittest\b")
+_UNITTEST_LAST = re.compile(r"(OK|FAILED)(?: \(([^)]*)\))?")
+_MOCHA_FRAME = re.compile(r"^\s+at (?:Context\.<anonymous> \(|.+\.(?:spec|test)\.[cm]?[jt]s:\d+:\d+\)?$)",
+                          re.MULTILINE)
+
+
+def _runner_remains(text: str, command: str) -> Signal | None:
+    """What a `| tail` or `| head` leaves of a test runner's report when its summary is cut:
+    unittest's last line alone ("OK (skipped=1)", "FAILED (failures=1)"); a stack frame in a
+    test file from mocha, which prints one only for a failed test."""
+    lines = text.strip().splitlines()
+    last = _UNITTEST_LAST.fullmatch(lines[-1].strip()) if lines else None
+    if last and _UNITTEST_COMMAND.search(command):
+        return Signal(SUCCEEDED if last.group(1) == "OK" else FAILED, "unittest", last.group(0))
+    if re.search(r"\bmocha\b", command) and _MOCHA_FRAME.search(text):
+        return Signal(FAILED, "mocha", "a test threw")
+    return None
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")

@@ -474,23 +474,5 @@ def read_output(text: str, command: str = "") -> Signal | None:
         signal = reader(text)
         if signal is not None:
             return signal
-    return _runner_remains(text, command)
-
-
-_UNITTEST_COMMAND = re.compile(r"\bpython[\d.]*\s+-m\s+unittest\b")
-_UNITTEST_LAST = re.compile(r"(OK|FAILED)(?: \(([^)]*)\))?")
-_MOCHA_FRAME = re.compile(r"^\s+at (?:Context\.<anonymous> \(|.+\.(?:spec|test)\.[cm]?[jt]s:\d+:\d+\)?$)",
-                          re.MULTILINE)
-
-
-def _runner_remains(text: str, command: str) -> Signal | None:
-    """What a `| tail` or `| head` leaves of a test runner's report when its summary is cut:
-    unittest's last line alone ("OK (skipped=1)", "FAILED (failures=1)"); a stack frame in a
-    test file from mocha, which prints one only for a failed test."""
-    lines = text.strip().splitlines()
-    last = _UNITTEST_LAST.fullmatch(lines[-1].strip()) if lines else None
-    if last and _UNITTEST_COMMAND.search(command):
-        return Signal(SUCCEEDED if last.group(1) == "OK" else FAILED, "unittest", last.group(0))
-    if re.search(r"\bmocha\b", command) and _MOCHA_FRAME.search(text):
-        return Signal(FAILED, "mocha", "a test threw")
     return None
+
