@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mnemo.config import Settings
 from mnemo.errors import Unavailable
+from mnemo.extras import require
 
 
 def is_configured(settings: Settings) -> bool:
@@ -17,7 +18,8 @@ def is_configured(settings: Settings) -> bool:
 
 def complete(settings: Settings, system: str, user: str, *, max_tokens: int = 1024, timeout: float = 60.0) -> str:
     """One Messages API call; the text of the reply. Raises Unavailable on any API failure."""
-    import anthropic  # imported lazily: hooks and most processes never need it
+    # imported lazily: hooks and most processes never need it, and it is an extra
+    anthropic = require("anthropic", "llm", "the LLM (anthropic_api_key is set)")
 
     client = anthropic.Anthropic(
         api_key=settings.anthropic_api_key,

@@ -15,6 +15,7 @@ from pathlib import Path
 from mnemo import identity
 from mnemo.config import Settings
 from mnemo.errors import InvalidArgument, NotFound
+from mnemo.extras import require
 from mnemo.logs import get_logger
 from mnemo.query import MAX_QUERY_CHARS, ParsedQuery, parse
 from mnemo.timefmt import iso_from_ms, now_ms
@@ -88,7 +89,10 @@ class Store:
     def from_settings(cls, settings: Settings) -> Store:
         backend: Backend
         if settings.store_backend == "postgres":
-            from store_svc.pg.backend import PgBackend  # psycopg is imported only when it is used
+            # psycopg is imported only when it is used: the server extra installs it
+            for module in ("psycopg", "psycopg_pool"):
+                require(module, "server", "the PostgreSQL store backend (store_backend = postgres)")
+            from store_svc.pg.backend import PgBackend
 
             if not settings.store_dsn:
                 raise InvalidArgument("store_dsn", "required when store_backend is postgres")

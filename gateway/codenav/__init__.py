@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mnemo.extras import require
+
 if TYPE_CHECKING:
     from gateway.codenav.tools import run_smart_outline, run_smart_search, run_smart_unfold
 
@@ -20,6 +22,7 @@ def __getattr__(name: str) -> Any:
     """The tools, imported on first use: the tool table reads only `gateway.codenav.schemas`,
     and tree-sitter and the file walk are not loaded before a code tool runs."""
     if name in __all__:
+        require("tree_sitter", "code", "code navigation (smart_search, smart_outline, smart_unfold)")
         from gateway.codenav import tools
 
         return getattr(tools, name)
