@@ -5,8 +5,6 @@ profile, every tool, and the requests a server must refuse."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
@@ -15,31 +13,11 @@ from gateway.observation_tools import OBSERVATION_TOOLS
 from gateway.server import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from gateway.tools import ALL_TOOLS
 from mnemo.config import with_overrides
+from tests.service.gateway.jsonrpc import INITIALIZED, initialize, request
 from tests.service.gateway.mcp_support import minimal_arguments
 from tests.service.gateway.sdk_oracle import OnceGateway, own_conversation, sdk_conversation
 
 pytestmark = pytest.mark.e2e
-
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-def _initialize(request_id: Any, version: str, **params: Any) -> dict:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {"roots": {"listChanged": True}},
-            "clientInfo": {"name": "oracle-test", "version": "1"},
-            **params,
-        },
-    }
-
-
-def _request(request_id: Any, method: str, params: dict | None = None) -> dict:
-    frame: dict = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    return frame if params is None else {**frame, "params": params}
 
 
 def _both(gateway: OnceGateway, frames: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -69,11 +47,11 @@ def test_the_handshake_and_the_tool_list_are_the_sdks_for_every_version_profile_
             gateway = OnceGateway(settings)
             for version in versions if (profile, structured) == ("default", False) else [LATEST_HANDSHAKE_VERSION]:
                 frames = [
-                    _initialize(1, version),
+                    initialize(1, version),
                     INITIALIZED,
-                    _request(2, "ping"),
-                    _request(3, "tools/list"),
-                    _request(4, "tools/list", {"cursor": "next"}),
+                    request(2, "ping"),
+                    request(3, "tools/list"),
+                    request(4, "tools/list", {"cursor": "next"}),
                 ]
                 own, sdk = _both(gateway, frames)
                 assert own == sdk, (profile, structured, version)
@@ -93,13 +71,13 @@ def test_every_tool_answers_as_through_the_sdk(stack):
     """Each tool called with its smallest valid arguments, with arguments its schema refuses,
     and by names no tool has (a server-runtime tool in the local runtime, an unknown name)."""
     gateway = OnceGateway(with_overrides(stack, mcp_profile="all", mcp_structured_content=True))
-    frames = [_initialize("init", LATEST_HANDSHAKE_VERSION), INITIALIZED]
+    frames = [initialize("init", LATEST_HANDSHAKE_VERSION), INITIALIZED]
     for n, spec in enumerate([*ALL_TOOLS, *OBSERVATION_TOOLS]):
         arguments = minimal_arguments(spec.name) if spec in ALL_TOOLS else {}
-        frames.append(_request(f"ok-{n}", "tools/call", {"name": spec.name, "arguments": arguments}))
-        frames.append(_request(f"bad-{n}", "tools/call", {"name": spec.name, "arguments": {"limit": "many"}}))
-    frames.append(_request("unknown", "tools/call", {"name": "no_such_tool", "arguments": {}}))
-    frames.append(_request("no-arguments", "tools/call", {"name": "important_workflow"}))
+        frames.append(request(f"ok-{n}", "tools/call", {"name": spec.name, "arguments": arguments}))
+        frames.append(request(f"bad-{n}", "tools/call", {"name": spec.name, "arguments": {"limit": "many"}}))
+    frames.append(request("unknown", "tools/call", {"name": "no_such_tool", "arguments": {}}))
+    frames.append(request("no-arguments", "tools/call", {"name": "important_workflow"}))
     own, sdk = _both(gateway, frames)
     assert _by_id(own) == _by_id(sdk)
     assert len(_by_id(own)) == len(frames) - 1
@@ -108,20 +86,20 @@ def test_every_tool_answers_as_through_the_sdk(stack):
 def test_requests_a_server_refuses_are_refused_as_the_sdk_refuses_them(stack):
     gateway = OnceGateway(stack)
     frames = [
-        _request("early-list", "tools/list"),
-        _request("early-call", "tools/call", {"name": "important_workflow", "arguments": {}}),
-        _request("early-ping", "ping"),
-        _request("unknown-method", "no/such/method"),
-        _request("resources", "resources/list"),
-        _initialize("odd", LATEST_HANDSHAKE_VERSION, capabilities="none"),
-        _initialize("no-info", LATEST_HANDSHAKE_VERSION, clientInfo={"name": "x"}),
-        _initialize("init", "2025-06-18"),
+        request("early-list", "tools/list"),
+        request("early-call", "tools/call", {"name": "important_workflow", "arguments": {}}),
+        request("early-ping", "ping"),
+        request("unknown-method", "no/such/method"),
+        request("resources", "resources/list"),
+        initialize("odd", LATEST_HANDSHAKE_VERSION, capabilities="none"),
+        initialize("no-info", LATEST_HANDSHAKE_VERSION, clientInfo={"name": "x"}),
+        initialize("init", "2025-06-18"),
         INITIALIZED,
-        _initialize("again", LATEST_HANDSHAKE_VERSION),
-        _request("name-not-text", "tools/call", {"name": 5, "arguments": {}}),
-        _request("arguments-not-object", "tools/call", {"name": "search", "arguments": [1]}),
-        _request("cursor-not-text", "tools/list", {"cursor": 5}),
-        _request("prompts", "prompts/list"),
+        initialize("again", LATEST_HANDSHAKE_VERSION),
+        request("name-not-text", "tools/call", {"name": 5, "arguments": {}}),
+        request("arguments-not-object", "tools/call", {"name": "search", "arguments": [1]}),
+        request("cursor-not-text", "tools/list", {"cursor": 5}),
+        request("prompts", "prompts/list"),
     ]
     own, sdk = _both(gateway, frames)
     assert _by_id(own) == _by_id(sdk)

@@ -9,32 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.service.gateway import jsonrpc
 from tests.service.gateway.mcp_support import FrameClient, gateway_env
 
 pytestmark = pytest.mark.e2e
 
-INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+INITIALIZED = json.dumps(jsonrpc.INITIALIZED)
 SEARCH = {"name": "search", "arguments": {"query": "deploy", "limit": 2}}
 
 
 def _initialize(request_id: int | str, version: str) -> str:
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {"roots": {"listChanged": True}},
-                "clientInfo": {"name": "stdio-test", "version": "1"},
-            },
-        }
-    )
+    return json.dumps(jsonrpc.initialize(request_id, version))
 
 
 def _request(request_id: int | str, method: str, params: dict | None = None) -> str:
-    frame: dict = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    return json.dumps(frame if params is None else {**frame, "params": params})
+    return json.dumps(jsonrpc.request(request_id, method, params))
 
 
 def test_the_session_runs_without_the_sdk_and_calls_running_at_eof_are_answered_once(stack):
