@@ -1,6 +1,5 @@
 """Requests in flight when the client closes stdin finish and are answered before the gateway
-exits (issue 33; docs/gateway.md), on both transports: the gateway's own session after a fast
-start, and the SDK's server (fast start off, as in the server runtime)."""
+exits (issue 33; docs/gateway.md)."""
 
 from __future__ import annotations
 
