@@ -68,6 +68,9 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
         outcome = FAILED
     elif zero and not exit_hidden(command):
         outcome = SUCCEEDED
+    elif _grep_found_nothing(text, command):
+        # grep exits 1 when it selects no line: Claude Code's own reading of it, unpiped
+        return Verdict(FAILED, error_line=NO_MATCH, exit_code=exit_code, note=NO_MATCH)
     elif reads_a_file(command):
         outcome = FAILED if reader_failed(command, text) else SUCCEEDED if zero else UNKNOWN
     else:
@@ -82,6 +85,22 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
         exit_code=exit_code,
         interrupted=interrupted,
     )
+
+
+NO_MATCH = "No matches found"
+_GREP = re.compile(r"^(?:e?grep|rg|git\s+grep)\s")
+
+
+def _grep_found_nothing(text: str, command: str) -> bool:
+    """A grep feeding a pipe selected no line, so it exited 1 (the pipe's status hides that):
+    nothing came out, or a count of 0 (`grep -c`, `| wc -l`). Not for `-q` (silent either way)
+    nor output sent to a file."""
+    steps = programs(command)
+    if not exit_hidden(command) or not steps or not _GREP.match(steps[0]) or re.search(
+            r"\s-\w*[qs]\b|--quiet|--silent|(?<![0-9&])>(?!&)", command):
+        return False
+    counted = re.search(r"\s-\w*c\b|--count|\|\s*wc\s+-l\s*$", command)
+    return text.strip() == ("0" if counted else "")
 
 
 def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> str:

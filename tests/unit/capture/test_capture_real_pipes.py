@@ -9,7 +9,7 @@ import pytest
 
 from capture.observer_shell import shell_verdict
 from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, tool_event
-from tests.unit.capture.test_capture_real_runs import real_run
+from tests.unit.capture.test_capture_real_runs import draft_of, real_run
 
 pytestmark = pytest.mark.unit
 PIPES = "real_runs_pipes.json"
@@ -42,3 +42,19 @@ def test_the_pipes_set_is_benchmarked():
 )
 def test_a_build_tool_behind_a_short_tail_passed_only_if_it_printed_nothing_or_its_success(command, truth, said):
     assert outcomes(command, truth) == {said}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn FIXME . | head -5",  # nothing came out
+        "grep -c FIXME notes.txt | head -1",  # a count of 0
+        "git grep -n FIXME | head -3",
+        "grep -rn FIXME src 2>&1 | wc -l",
+    ],
+)
+def test_a_grep_that_selected_nothing_behind_a_pipe_exited_1_as_a_benign_no_match(command):
+    assert outcomes(command, "failed") == {"failed"}
+    draft = draft_of(real_run(command, "failed", PIPES))
+    assert draft.type == "discovery" and draft.title.endswith("(No matches found)")
+    assert outcomes("grep -rn TODO . --include=*.py | head -5", "succeeded") == {"succeeded"}
