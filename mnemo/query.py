@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mnemo.vocab import STOP_WORDS, SUMMARY_FIELDS
+from mnemo.vocab import OBSERVATION_TEXT_FIELDS, STOP_WORDS, SUMMARY_FIELDS
 
 MAX_QUERY_CHARS = 10_000
 """Longer input is cut, never refused."""
@@ -59,7 +59,7 @@ LONG_IDENTIFIER = 8
 """camelCase words this long or longer match as prefixes (_long_camel)."""
 
 COLUMNS = frozenset({
-    "title", "subtitle", "narrative", "text", "facts", "concepts",  # observations
+    *OBSERVATION_TEXT_FIELDS,  # observations
     *SUMMARY_FIELDS,  # session summaries
     "prompt",  # user prompts
 })

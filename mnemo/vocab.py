@@ -76,7 +76,10 @@ def parse_display_id(text: str) -> tuple[int, int] | None:
 
 
 # -- records ---------------------------------------------------------------------------
-# The text fields of a session summary, in the order every layer shows, indexes and embeds them.
+# The searchable text of an observation and of a session summary: the full-text columns of each,
+# in index order (store_svc.schema, store_svc.queries' bm25 weights follow it), the columns a query
+# may name (mnemo.query), and for summaries the order every layer shows and embeds them.
+OBSERVATION_TEXT_FIELDS = ("title", "subtitle", "narrative", "text", "facts", "concepts")
 SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 OBSERVATION_TYPES = (
     "decision", "bugfix", "feature", "refactor", "discovery", "change",

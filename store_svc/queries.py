@@ -14,7 +14,7 @@ from mnemo.v1 import common_pb2
 from mnemo.vocab import KIND_OBSERVATION as OBSERVATION
 from mnemo.vocab import KIND_PROMPT as PROMPT
 from mnemo.vocab import KIND_SUMMARY as SUMMARY
-from mnemo.vocab import SUMMARY_FIELDS
+from mnemo.vocab import OBSERVATION_TEXT_FIELDS, SUMMARY_FIELDS
 from store_svc import convert, terms
 from store_svc.dialect import Conn, Dialect, Row
 
@@ -74,7 +74,7 @@ class KindSql:
         return f"{self.table}_tri"
 
 
-_OBS_TEXT = ("title", "subtitle", "narrative", "text", "facts", "concepts")
+_OBS_TEXT = OBSERVATION_TEXT_FIELDS
 _SUM_TEXT = SUMMARY_FIELDS
 
 KINDS: dict[int, KindSql] = {

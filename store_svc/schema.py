@@ -14,7 +14,7 @@ from pathlib import Path
 from mnemo.logs import get_logger
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import store_pb2
-from mnemo.vocab import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY, SUMMARY_FIELDS
+from mnemo.vocab import KIND_OBSERVATION, KIND_PROMPT, KIND_SUMMARY, OBSERVATION_TEXT_FIELDS, SUMMARY_FIELDS
 from store_svc import migrations, terms
 from store_svc.fts_sqlite import SqliteConnection, enter_wal
 from store_svc.migrations import Migration
@@ -27,7 +27,7 @@ OP_UPSERT, OP_DELETE = store_pb2.CHANGE_OP_UPSERT, store_pb2.CHANGE_OP_DELETE
 
 # The text columns of each record table's full-text index (migration 2; observations' index has a
 # last `context` column since migration 8).
-OBSERVATION_FTS_COLUMNS = ("title", "subtitle", "narrative", "text", "facts", "concepts")
+OBSERVATION_FTS_COLUMNS = OBSERVATION_TEXT_FIELDS
 SUMMARY_FTS_COLUMNS = SUMMARY_FIELDS
 PROMPT_FTS_COLUMNS = ("prompt_text",)
 

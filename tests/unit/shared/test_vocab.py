@@ -73,6 +73,11 @@ def test_summary_fields_are_the_summary_messages_text_fields_in_proto_order():
     assert [n for n in names if n in vocab.SUMMARY_FIELDS] == list(vocab.SUMMARY_FIELDS)
 
 
+def test_observation_text_fields_are_fields_of_the_observation_message():
+    names = {f.name for f in common_pb2.Observation.DESCRIPTOR.fields}
+    assert set(vocab.OBSERVATION_TEXT_FIELDS) <= names
+
+
 def test_stop_words_are_lowercase_words():
     assert all(word.isalpha() and word == word.lower() for word in vocab.STOP_WORDS)
     assert {"the", "and", "please"} <= vocab.STOP_WORDS
