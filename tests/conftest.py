@@ -132,12 +132,29 @@ def processes_of(home: Path) -> Iterator[tuple[int, list[bytes]]]:
             yield int(entry.name), argv
 
 
+def pytest_configure(config):
+    # Registered beside the hook that sets it (--strict-markers refuses an unregistered marker).
+    config.addinivalue_line("markers", "postgres: uses the embedded PostgreSQL server (set by tests/conftest.py)")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Every test carries the marker of its scope folder (unit, service, e2e), so `-m unit` works."""
+    """Every test carries the marker of its scope folder (unit, service, e2e), so `-m unit` works,
+    and `postgres` when it runs on the embedded PostgreSQL, so `make test-fast` can leave those out
+    (hypothesis's own plugin marks its property tests `hypothesis` the same way)."""
     for item in items:
         parts = Path(str(item.fspath)).relative_to(REPO_ROOT / "tests").parts
         if parts and parts[0] in ("unit", "service", "e2e"):
             item.add_marker(getattr(pytest.mark, parts[0]))
+        if _on_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+
+
+def _on_postgres(item) -> bool:
+    """A test that starts or uses the session's PostgreSQL: a postgres fixture of its own, or the
+    `postgres` case of a store_backend parametrization (whose `settings` asks for the database)."""
+    callspec = getattr(item, "callspec", None)
+    backend = callspec.params.get("store_backend") if callspec else None
+    return backend == "postgres" or not {"postgres_dsn", "postgres_database"}.isdisjoint(item.fixturenames)
 
 
 def add_observation(store_stub, project: str = "alpha", session: str = "s1", **fields) -> int:
