@@ -403,6 +403,7 @@ class VectorIndex:
                 with self._guard():
                     count = self.projects.load_from(collection)
                 log.info("project_map_loaded", documents=count)
+                self.trimmer.now()  # reading every metadata row left ~80 MiB of freed heap behind
             except MnemoError as err:  # scoped queries keep using Chroma's `where`
                 log.warning("project_map_not_loaded", error=err.message)
 
