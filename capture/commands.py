@@ -134,11 +134,17 @@ GIT_ERROR = re.compile(r"^(?:fatal|error): |^Use '--' to separate paths from rev
                        r"^'git <command> \[<revision>\.\.\.\] -- \[<file>\.\.\.\]'$", re.MULTILINE)
 
 
+# docker's and kubectl's own complaints when they cannot reach what they would print the logs of
+_CLUSTER_ERROR = re.compile(r"^(?:Cannot connect to the Docker daemon|Error response from daemon: |"
+                            r"Error from server\b|error: |The connection to the server .+ was refused)", re.MULTILINE)
+
+
 def reader_failed(command: str, text: str) -> bool:
     """The output of a command that prints a file or a record (`reads_a_file`) holds its own
     error rather than the data's."""
     _, rest = directory_and_command("", command)
-    return bool(READER_ERROR.search(text) or (rest.startswith("git") and GIT_ERROR.search(text)))
+    own = GIT_ERROR if rest.startswith("git") else _CLUSTER_ERROR if rest.startswith(("docker", "kubectl")) else None
+    return bool(READER_ERROR.search(text) or (own and own.search(text)))
 
 
 def reads_a_file(command: str) -> bool:

@@ -58,3 +58,8 @@ def test_a_grep_that_selected_nothing_behind_a_pipe_exited_1_as_a_benign_no_matc
     draft = draft_of(real_run(command, "failed", PIPES))
     assert draft.type == "discovery" and draft.title.endswith("(No matches found)")
     assert outcomes("grep -rn TODO . --include=*.py | head -5", "succeeded") == {"succeeded"}
+
+
+def test_docker_logs_that_cannot_reach_the_daemon_failed_though_it_only_prints_records():
+    assert outcomes("docker logs web 2>&1 | tail -5", "failed") == {"failed"}
+    assert outcomes("cat notes.txt | head -1", "succeeded") == {"succeeded"}
