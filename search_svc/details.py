@@ -76,7 +76,7 @@ class Details:
                     text=f"No results found matching {quoted(query)}; nothing to anchor a timeline on. "
                          f"{EMPTY_HINT}", anchor_index=-1)
             anchor = best[0].ref
-            title = (f"Timeline for query {quoted(query)}: anchor {display_id(best[0].ref)} "
+            title = (f"Timeline for query {quoted(query)}: anchor {best[0].display_id} "
                      f"{inline(best[0].title, 120)}")
         else:
             anchor = parse_anchor(anchor_text)

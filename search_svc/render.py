@@ -84,6 +84,8 @@ def quoted(text: str, max_chars: int = 200) -> str:
 
 # -- ids and dates -------------------------------------------------------------------------
 def display_id(ref: common_pb2.Ref) -> str:
+    """The display id of a record known by its ref (an index row carries the store's own,
+    `row.display_id`, made by the same mnemo.vocab.display_id)."""
     return vocab.display_id(ref.kind, ref.id)
 
 
@@ -135,7 +137,7 @@ class Renderer:
             columns = [" "] + columns
         lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
         for position, row in enumerate(rows):
-            cells = [display_id(row.ref), self.time(row.created_at_epoch), inline(row.type or "-", 24),
+            cells = [row.display_id, self.time(row.created_at_epoch), inline(row.type or "-", 24),
                      inline(row.title, 160) or "(untitled)"]
             if show_project:
                 cells.append(inline(row.project, 60) or "-")
@@ -180,7 +182,7 @@ class Renderer:
         lines += self.index_table(rows, show_project=show_project,
                                   marker_at=anchor_index if anchor_index >= 0 else -1)
         if anchor_index >= 0:
-            lines += ["", f"▶ marks the anchor ({display_id(rows[anchor_index].ref)})."]
+            lines += ["", f"▶ marks the anchor ({rows[anchor_index].display_id})."]
         return "\n".join(lines)
 
     # -- details --------------------------------------------------------------------------
@@ -233,13 +235,13 @@ class Renderer:
         for row in rows:
             tokens = f"~{row.token_estimate}" if row.token_estimate else "-"
             title = inline(row.title, INDEX_TITLE_CHARS) or "(untitled)"
-            lines.append(f"| {display_id(row.ref)} | {self.day(row.created_at_epoch)} | "
+            lines.append(f"| {row.display_id} | {self.day(row.created_at_epoch)} | "
                          f"{inline(row.type, 20) or '-'} | {title} | {tokens} |")
         return lines
 
     def context_line(self, row: common_pb2.IndexRow) -> str:
         """One timeline neighbour of a detail, as compact as an index row."""
-        return (f"- {display_id(row.ref)} {self.day(row.created_at_epoch)} {inline(row.type, 20) or '-'}: "
+        return (f"- {row.display_id} {self.day(row.created_at_epoch)} {inline(row.type, 20) or '-'}: "
                 f"{inline(row.title, CONTEXT_TITLE_CHARS) or '(untitled)'}")
 
     def compact_observation(self, obs: common_pb2.Observation) -> list[str]:

@@ -92,7 +92,7 @@ class MemSearchEngine:
         start = state.offset
         page = state.index_rows(start, start + state.limit)
         state.offset = start + len(page)
-        state.mark_shown([display_id(row.ref) for row in page])
+        state.mark_shown([row.display_id for row in page])
         token = self.cursors.save(state, token)
         details = self._details(page[: state.max_details], params, state) if params.mode == "auto" else []
         reply = search_pb2.MemSearchReply(rows=page, total=len(state.rows), continuation=token,
@@ -113,7 +113,7 @@ class MemSearchEngine:
         if unseen:
             raise InvalidArgument("selectedIds", f"{', '.join(unseen)} not shown by this search; pick ids "
                                   "from its index (or page on with continuation), or start a new search")
-        by_id = {display_id(row.ref): row for row in state.index_rows(0, len(state.rows))}
+        by_id = {row.display_id: row for row in state.index_rows(0, len(state.rows))}
         rows = [by_id[shown_id] for shown_id, _ in params.selected]
         self.cursors.save(state, params.continuation)  # slides the expiry
         details = self._details(rows, params, state)
@@ -133,7 +133,7 @@ class MemSearchEngine:
         uses = self._tool_use_refs([row.ref.id for row in rows if _is_observation(row)])
         details = []
         for row in rows:
-            record = by_id.get(display_id(row.ref))
+            record = by_id.get(row.display_id)
             if record is None:
                 continue  # deleted since the search ran; the reply says how many are missing
             details.append(search_pb2.MemDetail(

@@ -2,6 +2,7 @@
 
 import pytest
 
+from mnemo import vocab
 from mnemo.v1 import common_pb2, search_pb2
 from search_svc.render import (
     EVIDENCE_NOTICE,
@@ -20,8 +21,9 @@ JAN_15_14H = 1768485600000  # 2026-01-15T14:00:00Z
 
 
 def row(kind=common_pb2.DOC_KIND_OBSERVATION, rid=1, title="t", **kw):
-    return common_pb2.IndexRow(ref=common_pb2.Ref(kind=kind, id=rid), title=title,
-                               created_at_epoch=kw.pop("epoch", JAN_15_14H), **kw)
+    """An index row as the store sends it (with its display id)."""
+    return common_pb2.IndexRow(ref=common_pb2.Ref(kind=kind, id=rid), display_id=vocab.display_id(kind, rid),
+                               title=title, created_at_epoch=kw.pop("epoch", JAN_15_14H), **kw)
 
 
 def test_display_ids_have_one_prefix_per_kind():
