@@ -17,6 +17,13 @@ pytestmark = pytest.mark.unit
 KINDS = [v.number for v in common_pb2.DocKind.DESCRIPTOR.values if v.number != common_pb2.DOC_KIND_UNSPECIFIED]
 
 
+def test_kind_names_are_the_record_messages_oneof_names():
+    """The name of a kind is the proto's own (Record's oneof), so a layer that dispatches on the
+    oneof (vector documents, the viewer, structuredContent) and one that shows the name agree."""
+    oneof = common_pb2.Record.DESCRIPTOR.oneofs_by_name["record"]
+    assert set(vocab.KIND_NAMES.values()) == {field.name for field in oneof.fields}
+
+
 def test_every_kind_of_the_proto_has_a_name_and_a_display_prefix():
     assert sorted(vocab.KIND_NAMES) == sorted(KINDS) == sorted(vocab.DISPLAY_PREFIX)
     assert {vocab.KIND_BY_NAME[name] for name in vocab.KIND_NAMES.values()} == set(KINDS)
