@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from capture.drafts import relative_path, unique
 from capture.fixes import directory_and_command, failure_keys, is_change
 from capture.observer import ToolEvent, command_kind, command_label, shell_verdict
+from capture.outcome import UNKNOWN
 from mnemo.privacy import clean
 from mnemo.v1 import common_pb2
 from mnemo.vocab import SUMMARY_FIELDS
@@ -75,6 +76,8 @@ class _Run:
     detail: str
     changes_before: int
     """How many changes (edits, installs) the stretch saw before this run."""
+    unknown: bool = False
+    """Nothing told how it ended (a pipe hid the status, the output said nothing)."""
 
     @staticmethod
     def of(event: ToolEvent, changes_before: int) -> _Run:
@@ -82,14 +85,14 @@ class _Run:
         command = str(inputs.get("command", "")).strip()
         verdict = shell_verdict(event)
         names = ", ".join(verdict.failing[:5])
-        detail = "; ".join(d for d in (verdict.counts, names or verdict.error_line) if d)
+        detail = "; ".join(unique(d for d in (verdict.counts, names or verdict.error_line) if d))
         [key] = failure_keys(event) or [command]
         directory, _ = directory_and_command(event.cwd, command)
         where = relative_path(directory, event.cwd) if directory != event.cwd else ""
         label = f"`{command_label(command, 120)}`" + (f" in {where}" if where else "")
         failed = verdict.failed and not verdict.note  # a grep without a match is nothing to fix
         return _Run(label, (directory, key), command_kind(command), failed, verdict.succeeded, detail,
-                    changes_before)
+                    changes_before, verdict.outcome == UNKNOWN)
 
 
 def _runs(tool_events: Sequence[ToolEvent]) -> list[_Run]:
@@ -150,9 +153,13 @@ def _completed(files_edited: list[str], runs: list[_Run]) -> str:
 
 def _next_steps(runs: list[_Run], last_message: str) -> str:
     parts = []
+    failed_once = {run.key for run in runs if run.failed}
     for run in _last_runs(runs):  # every command still failing at the end of the stretch
         if run.failed and run.kind != "inspect":
             parts.append(f"Fix the failing {run.command}" + (f" ({run.detail})" if run.detail else ""))
+        elif run.unknown and run.key in failed_once:
+            # its last run said nothing of how it ended (a pipe hid the status): it may still fail
+            parts.append(f"Check whether {run.command} passes now: it failed before, and its last run does not say")
     sentences = [s for line in last_message.splitlines() for s in re.split(r"(?<=[.!?])\s+", line)]
     for line in sentences:
         if re.search(r"\b(next step|todo|remaining|still need|follow[- ]up|left to do)\b", line, re.I):

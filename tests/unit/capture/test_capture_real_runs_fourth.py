@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from capture.observer_shell import shell_verdict
-from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, all_runs, tool_event
+from capture.summary import summarize
+from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, all_runs, load_sessions, tool_event
 from tests.unit.capture.test_capture_real_runs import draft_of, real_run
 
 pytestmark = pytest.mark.unit
@@ -95,3 +96,13 @@ def failed_run(command: str) -> dict:
 def test_titles_say_why_from_the_output_or_else_give_the_exit_code(command, why):
     draft = draft_of(failed_run(command))
     assert draft.title.startswith(("Command failed: ", "Tests failed: ")) and why in draft.title, draft.title
+
+
+def test_a_command_that_failed_and_then_ran_with_no_outcome_is_a_next_step_to_check():
+    [session] = [s for s in load_sessions(RUN_SETS[1]) if s["name"] == "c-more"]
+    events = [tool_event(step, "claude", None, i) for i, step in enumerate(session["steps"]) if step["kind"] == "run"]
+    summary = summarize([], events, [])
+    # `sh run.sh` failed, then `sh run.sh 2>&1 | tail -5` printed only "step one"
+    assert "Check whether `sh run.sh` passes now: it failed before, and its last run does not say" in summary.next_steps
+    assert "Fix the failing `sh run.sh`" not in summary.next_steps and "`sh run.sh`" not in summary.completed
+    assert "Fix the failing `javac Sym.java` (1 error)\n" in summary.next_steps + "\n"  # the reason once
