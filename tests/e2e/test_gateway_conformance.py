@@ -1,4 +1,5 @@
-"""Spec 000 conformance over MCP: the real SDK client spawning the real gateway over real services.
+"""Spec 000 conformance over MCP: the real SDK client and the gateway's server in process
+(tests/service/gateway/inprocess.py) over real services.
 
 Each test is one deviation an audit found, closed: the tool list follows the running stack
 (and says so with notifications/tools/list_changed), the legacy tools accept parameters of
@@ -18,7 +19,8 @@ import pytest
 
 from gateway.tools import TOOLS
 from tests.conftest import add_observation, start_service
-from tests.service.gateway.mcp_support import gateway_env, mcp_session, result_text
+from tests.service.gateway.inprocess import gateway_session as mcp_session
+from tests.service.gateway.mcp_support import gateway_env, result_text
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,8 @@ import pytest
 
 from mnemo.config import with_overrides
 from mnemo.v1 import search_pb2
-from tests.service.gateway.mcp_support import gateway_env, mcp_session, result_text
+from tests.service.gateway.inprocess import gateway_session as mcp_session
+from tests.service.gateway.mcp_support import gateway_env, result_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.chroma]
 

@@ -6,7 +6,8 @@ import anyio
 import pytest
 
 from gateway.tools import BY_NAME
-from tests.service.gateway.mcp_support import FaultySearch, gateway_env, mcp_session, result_text, start_fake_search
+from tests.service.gateway.inprocess import gateway_session as mcp_session
+from tests.service.gateway.mcp_support import FaultySearch, gateway_env, result_text, start_fake_search
 
 pytestmark = pytest.mark.e2e
 

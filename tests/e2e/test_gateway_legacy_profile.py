@@ -1,9 +1,10 @@
 """Spec 003's seven-tool search server, as mnemo's `legacy` profile, checked from the spec's text.
 
-The real SDK client spawns `mnemo mcp -o mcp_profile=legacy` over the real stack. Parameters,
-defaults and bounds are read from tools/list; every tool is called in both formats; the
-citations are `claude-mem://` URIs; the query syntax of spec 003 (AND, OR, NOT, "phrases",
-`title:` column filters) goes through mnemo's parser, and FTS5 syntax typed into a query stays text.
+The real SDK client talks to the gateway of `mnemo mcp -o mcp_profile=legacy`, in process, over the
+real stack. Parameters, defaults and bounds are read from tools/list; every tool is called in both
+formats; the citations are `claude-mem://` URIs; the query syntax of spec 003 (AND, OR, NOT,
+"phrases", `title:` column filters) goes through mnemo's parser, and FTS5 syntax typed into a
+query stays text.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 from gateway.tools import TOOLS
 from mnemo.v1 import common_pb2, store_pb2
 from tests.conftest import add_observation
-from tests.service.gateway.mcp_support import gateway_env, mcp_session, result_text
+from tests.service.gateway.inprocess import gateway_session as mcp_session
+from tests.service.gateway.mcp_support import gateway_env, result_text
 
 pytestmark = pytest.mark.e2e
 

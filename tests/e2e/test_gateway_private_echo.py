@@ -10,7 +10,8 @@ import pytest
 
 from gateway.core import private_free
 from tests.conftest import add_observation
-from tests.service.gateway.mcp_support import gateway_env, mcp_session, result_text
+from tests.service.gateway.inprocess import gateway_session as mcp_session
+from tests.service.gateway.mcp_support import gateway_env, result_text
 
 pytestmark = pytest.mark.e2e
 

@@ -13,11 +13,11 @@ import anyio
 import grpc
 import pytest
 
+from tests.service.gateway.inprocess import gateway_session as mcp_session
 from tests.service.gateway.mcp_support import (
     FaultySearch,
     gateway_env,
     kill_gateway,
-    mcp_session,
     result_text,
     spawn_gateway,
     start_fake_search,
