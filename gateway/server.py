@@ -11,7 +11,10 @@ Methods: `initialize` (the client's protocol version when it is one of PROTOCOL_
 else the latest), `ping`, `tools/list`, `tools/call`; the cancellation notification. Any other
 method is "Method not found" (-32601, data = the method); tools/list and tools/call before
 initialize, and params of the wrong shape, are "Invalid request parameters" (-32602), as the
-SDK answers them. A frame that is no JSON-RPC message is answered by the frame guard
+SDK answers them. One difference is left on purpose: the SDK checks the params of an MCP method
+it does not serve against the spec first (completion/complete without its fields is -32602
+there), where this server says "Method not found" whatever the params; no client sends those
+methods to a server that declared no such capability. A frame that is no JSON-RPC message is answered by the frame guard
 (gateway/frames.py). A request the client cancels is not answered (the MCP spec); every
 other request gets exactly one reply. The transport (gateway/stdio.py) hands lines in with
 `receive` and takes whole lines out through `send`; at EOF it awaits `drain`.
@@ -193,11 +196,11 @@ class Session:
             return {}
         if method not in ("tools/list", "tools/call"):
             raise Refused(METHOD_NOT_FOUND, "Method not found", method)
-        if self.version is None:  # before initialize, as the SDK answers it
+        if self.version is None or not isinstance(params.get("_meta", {}), dict):  # as the SDK answers them
             raise _invalid_params()
         if method == "tools/call":
             return await self._call_tool(params)
-        if not isinstance(params.get("cursor", ""), str):
+        if not isinstance(params.get("cursor"), str | None):
             raise _invalid_params()
         return {"tools": [tool_entry(spec, self.gateway.structured) for spec in await self.gateway.list_tools()]}
 

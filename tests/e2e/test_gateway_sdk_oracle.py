@@ -99,6 +99,11 @@ def test_requests_a_server_refuses_are_refused_as_the_sdk_refuses_them(stack):
         request("name-not-text", "tools/call", {"name": 5, "arguments": {}}),
         request("arguments-not-object", "tools/call", {"name": "search", "arguments": [1]}),
         request("cursor-not-text", "tools/list", {"cursor": 5}),
+        request("cursor-null", "tools/list", {"cursor": None}),
+        request("meta-not-object", "tools/call", {"name": "important_workflow", "_meta": "x"}),
+        request("progress-token-bool", "tools/call", {"name": "important_workflow", "_meta": {"progressToken": True}}),
+        request("ping-params", "ping", {"x": 1}),
+        request("set-level", "logging/setLevel", {"level": "info"}),
         request("prompts", "prompts/list"),
     ]
     own, sdk = _both(gateway, frames)
