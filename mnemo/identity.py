@@ -138,10 +138,11 @@ def require_own_session(field: str, project: str) -> None:
 
 
 def require_own_record(field: str, project: str | None) -> None:
-    """A write whose key (`field`: an external id, a session and time) matches a stored record
-    is answered with that record (a duplicate) only when the record is in the caller's
-    projects; else PERMISSION_DENIED, naming neither the record nor its project, so a
-    confined token cannot read, or swallow its own write into, another project's record."""
+    """A write whose key (`field`: a session and time) matches a stored record is answered with
+    that record (a duplicate) only when the record is in the caller's projects; else
+    PERMISSION_DENIED, naming neither the record nor its project, so a confined token cannot
+    read, or swallow its own write into, another project's record. (External ids need no such
+    check: they are each project's own, and another project's are never looked at.)"""
     if not may_access(project or ""):
         raise PermissionDenied(f"{field}: already used by a record of a project outside the token's scope; "
                                f"use another")

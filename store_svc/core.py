@@ -130,7 +130,7 @@ class Store:
             row = writes.session_by_content(conn, platform, request.content_session_id)
             if row is None:
                 validate.project("project", request.project)
-                writes.check_external_id_free(conn, request.external_id, None)
+                writes.check_external_id_free(conn, request.external_id, None, clean(request.project))
                 row = writes.create_session(
                     conn,
                     content_session_id=request.content_session_id,
@@ -145,7 +145,8 @@ class Store:
             else:
                 identity.require_own_session("content_session_id", row["project"])  # inside the transaction
                 if not row["external_id"]:  # only then is the one asked for set
-                    writes.check_external_id_free(conn, request.external_id, row["id"])
+                    writes.check_external_id_free(conn, request.external_id, row["id"],
+                                                  clean(request.project) or row["project"])
                 row = self._update_session(conn, row, request, prompt)
             return convert.session_pb(row)
 

@@ -107,16 +107,17 @@ def prepare_observation(obs: common_pb2.Observation, where: str) -> PreparedObse
 
 
 def _existing_observations(conn: Conn, items: Sequence[PreparedObservation]) -> tuple[dict, dict]:
-    """(external_id -> id, (memory_session_id, content_hash) -> id) of rows already stored."""
-    externals = [p.external_id for p in items if p.external_id]
-    by_external: dict[str, int] = {}
-    for start in range(0, len(externals), 500):
-        chunk = externals[start : start + 500]
-        sql = (f"SELECT id, external_id, project FROM observations WHERE external_id IN "
-               f"({', '.join('?' for _ in chunk)})")
-        for r in conn.execute(sql, chunk):
-            identity.require_own_record("external_id", r["project"])  # never hand out another project's id
-            by_external[r["external_id"]] = r["id"]
+    """((project, external_id) -> id, (memory_session_id, content_hash) -> id) of rows already stored.
+    External ids are each project's own (migration 11): another project's row with the same one is
+    not looked at, so the write answers as if it did not exist, and nothing tells it does."""
+    by_external: dict[tuple[str, str], int] = {}
+    for project in {p.project for p in items if p.external_id}:
+        externals = [p.external_id for p in items if p.external_id and p.project == project]
+        for start in range(0, len(externals), 500):
+            chunk = externals[start : start + 500]
+            sql = (f"SELECT id, external_id FROM observations WHERE project = ? AND external_id IN "
+                   f"({', '.join('?' for _ in chunk)})")
+            by_external.update({(project, r["external_id"]): r["id"] for r in conn.execute(sql, [project, *chunk])})
     hashes: dict[str, list[str]] = {}
     for p in items:
         hashes.setdefault(p.memory_session_id, []).append(p.content_hash)
@@ -155,14 +156,15 @@ def insert_observations(conn: Conn, items: Sequence[PreparedObservation],
     fresh: list[PreparedObservation] = []
     pending: dict[object, int] = {}  # in-batch duplicates point at the first occurrence's slot
     for item in items:
-        known = by_external.get(item.external_id) if item.external_id else None
+        known = by_external.get((item.project, item.external_id)) if item.external_id else None
         key = (item.memory_session_id, item.content_hash)
         known = known or by_hash.get(key)
         if known:
             ids.append(known)
             created.append(False)
             continue
-        twin = pending.get(key) or (pending.get(("ext", item.external_id)) if item.external_id else None)
+        external = ("ext", item.project, item.external_id)
+        twin = pending.get(key) or (pending.get(external) if item.external_id else None)
         if twin is not None:
             ids.append(-twin)
             created.append(False)
@@ -171,7 +173,7 @@ def insert_observations(conn: Conn, items: Sequence[PreparedObservation],
         slot = len(fresh)
         pending[key] = slot
         if item.external_id:
-            pending[("ext", item.external_id)] = slot
+            pending[external] = slot
         ids.append(-slot)
         created.append(True)
     if fresh:

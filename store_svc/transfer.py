@@ -69,10 +69,9 @@ def _import_session(conn: Conn, s: common_pb2.Session) -> bool:
     status = s.status or "active"
     validate.one_of("session.status", status, ("active", *validate.SESSION_END_STATES))
     # Already here: skipped, but only when it is the caller's (else refused like any write into it).
-    known = conn.execute("SELECT project FROM sdk_sessions WHERE external_id = ?", (s.external_id,)).fetchone() \
-        if s.external_id else None
-    if known:
-        identity.require_own_record("session.external_id", known["project"])
+    known = conn.execute("SELECT id FROM sdk_sessions WHERE project = ? AND external_id = ?",
+                         (s.project, s.external_id)).fetchone() if s.external_id else None
+    if known:  # external ids are each project's own: another project's is not looked at
         return False
     existing = writes.session_by_content(conn, platform, s.content_session_id)
     if existing:

@@ -159,14 +159,15 @@ def check_memory_session_free(conn: Conn, memory_session_id: str, own_id: int | 
         raise InvalidArgument("memory_session_id", f"{memory_session_id!r} already belongs to another session")
 
 
-def check_external_id_free(conn: Conn, external_id: str, own_id: int | None) -> None:
-    """A session's external id names one session: one already in use is refused here, naming
-    the field (a unique index would otherwise fail the write as an internal error)."""
+def check_external_id_free(conn: Conn, external_id: str, own_id: int | None, project: str) -> None:
+    """A session's external id names one session of its project: one already in use there is
+    refused here, naming the field (a unique index would otherwise fail the write as an internal
+    error). Another project's session with the same external id is not looked at (migration 11)."""
     if not external_id:
         return
-    row = conn.execute("SELECT id, project FROM sdk_sessions WHERE external_id = ?", (external_id,)).fetchone()
+    row = conn.execute("SELECT id FROM sdk_sessions WHERE project = ? AND external_id = ?",
+                       (project, external_id)).fetchone()
     if row and row["id"] != own_id:
-        identity.require_own_record("external_id", row["project"])
         raise InvalidArgument("external_id", f"{external_id[:64]!r} already belongs to another session")
 
 
@@ -268,14 +269,25 @@ def prompt_row(conn: Conn, prompt_id: int) -> Row:
         "ON ss.id = p.session_db_id WHERE p.id = ?", (prompt_id,)).fetchone()
 
 
+def _prompt_by_external_id(conn: Conn, prompt: PreparedPrompt) -> int | None:
+    """The stored prompt with this external id in the project the prompt goes to (its session's,
+    which must be the caller's; else the prompt's own): external ids are each project's own."""
+    session = session_by_content(conn, prompt.platform, prompt.content_session_id) if prompt.platform else None
+    session = session or session_for_content(conn, prompt.content_session_id)
+    if session:
+        identity.require_own_session("content_session_id", session["project"])
+    row = conn.execute("SELECT p.id FROM user_prompts p JOIN sdk_sessions ss ON ss.id = p.session_db_id "
+                       "WHERE p.external_id = ? AND ss.project = ?",
+                       (prompt.external_id, session["project"] if session else prompt.project)).fetchone()
+    return int(row["id"]) if row else None
+
+
 def insert_prompt(conn: Conn, prompt: PreparedPrompt) -> tuple[Row | None, str]:
     """Store a prepared prompt. Returns (row, "") or (existing row or None, skip reason)."""
     if prompt.external_id:
-        known = conn.execute("SELECT id FROM user_prompts WHERE external_id = ?", (prompt.external_id,)).fetchone()
+        known = _prompt_by_external_id(conn, prompt)
         if known:
-            row = prompt_row(conn, known["id"])
-            identity.require_own_record("external_id", row["project"])  # else the reply would carry its text
-            return row, "duplicate"
+            return prompt_row(conn, known), "duplicate"
     session = session_for_write(conn, prompt.content_session_id, prompt.platform, prompt.project)
     if prompt.text:
         twin = conn.execute(
@@ -329,10 +341,9 @@ def prepare_summary(summary: common_pb2.Summary, where: str) -> tuple:
 def insert_summary(conn: Conn, values: tuple, *, dedupe_on_time: bool = False) -> tuple[int, bool]:
     external_id = values[14]
     if external_id:
-        known = conn.execute("SELECT id, project FROM session_summaries WHERE external_id = ?",
-                             (external_id,)).fetchone()
-        if known:
-            identity.require_own_record("external_id", known["project"])
+        known = conn.execute("SELECT id FROM session_summaries WHERE project = ? AND external_id = ?",
+                             (values[1], external_id)).fetchone()
+        if known:  # the project's own (the caller may write there): another's is not looked at
             return known["id"], False
     if dedupe_on_time:
         known = conn.execute("SELECT id, project FROM session_summaries WHERE memory_session_id = ? "

@@ -46,31 +46,43 @@ def test_fetching_only_other_projects_records_answers_like_unknown_ids(team: Tea
                  code=grpc.StatusCode.INVALID_ARGUMENT).startswith("project:")
 
 
-def test_an_external_id_of_another_project_reveals_nothing_and_takes_nothing(team: Team):
+def _alice_writes(team: Team, suffix: str) -> list[tuple[bool, str]]:
+    """alice's prompt, observation and summary with external ids `ext-p<suffix>` (and -o, -s):
+    for each, (created, its text as stored)."""
+    prompt = team.alice.RecordPrompt(store_pb2.RecordPromptRequest(
+        content_session_id="alice-1", prompt_text=f"mine {suffix}", external_id=f"ext-p{suffix}"))
+    obs = team.alice.AddObservations(store_pb2.AddObservationsRequest(observations=[common_pb2.Observation(
+        memory_session_id="alice-1", project="alpha", type="discovery", title=f"alpha note {suffix}",
+        external_id=f"ext-o{suffix}")]))
+    summary = team.alice.AddSummaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
+        memory_session_id="alice-1", project="alpha", request=f"alpha summary {suffix}",
+        external_id=f"ext-s{suffix}")]))
+    fetched = team.alice.GetRecords(store_pb2.GetRecordsRequest(refs=[
+        common_pb2.Ref(kind=common_pb2.DOC_KIND_PROMPT, id=prompt.prompt.id), common_pb2.Ref(kind=OBS, id=obs.ids[0]),
+        common_pb2.Ref(kind=common_pb2.DOC_KIND_SUMMARY, id=summary.ids[0])])).records
+    texts = [fetched[0].prompt.prompt_text, fetched[1].observation.title, fetched[2].summary.request]
+    return list(zip([not prompt.skipped, obs.created[0], summary.created[0]], texts, strict=True))
+
+
+def test_an_external_id_of_another_project_answers_like_an_unused_one(team: Team):
+    """External ids are each project's own: alice's writes with bob's ids are answered as with
+    ids nobody holds (new records of alpha), so they tell nothing and take nothing of beta's."""
     seed(team.bob, "beta", "bob-1")
     team.bob.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="bob-1", prompt_text="bob's secret plan",
                                                         external_id="ext-p"))
-    bob_obs = team.bob.AddObservations(store_pb2.AddObservationsRequest(observations=[common_pb2.Observation(
+    team.bob.AddObservations(store_pb2.AddObservationsRequest(observations=[common_pb2.Observation(
         memory_session_id="bob-1", project="beta", type="discovery", title="beta secret", external_id="ext-o")]))
     team.bob.AddSummaries(store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
         memory_session_id="bob-1", project="beta", request="beta secret summary", external_id="ext-s")]))
     team.alice.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="alice-1", project="alpha"))
-    before = table(team.settings, "SELECT count(*) FROM observations")
-    attempts = [
-        (team.alice.RecordPrompt, store_pb2.RecordPromptRequest(content_session_id="alice-1", prompt_text="mine",
-                                                                external_id="ext-p")),
-        (team.alice.AddObservations, store_pb2.AddObservationsRequest(observations=[common_pb2.Observation(
-            memory_session_id="alice-1", project="alpha", type="discovery", title="alpha note",
-            external_id="ext-o")])),
-        (team.alice.AddSummaries, store_pb2.AddSummariesRequest(summaries=[common_pb2.Summary(
-            memory_session_id="alice-1", project="alpha", request="alpha summary", external_id="ext-s")])),
-    ]
-    for call, request in attempts:
-        message = fails(call, request, code=grpc.StatusCode.PERMISSION_DENIED)
-        assert "external_id" in message and "outside the token's scope" in message, message
-        assert "secret" not in message and "beta" not in message and str(bob_obs.ids[0]) not in message
-    assert table(team.settings, "SELECT count(*) FROM observations") == before
-    # The owner's own retry is still a duplicate, as before.
+    beta_before = table(team.settings, "SELECT count(*) FROM observations WHERE project = 'beta'")
+    for suffix in ("", "-unused"):
+        got = _alice_writes(team, suffix)
+        assert got == [(True, f"mine {suffix}".strip()), (True, f"alpha note {suffix}".strip()),
+                       (True, f"alpha summary {suffix}".strip())]
+    assert table(team.settings, "SELECT count(*) FROM observations WHERE project = 'beta'") == beta_before
+    # Each owner's retry is a duplicate of their own record, as before.
+    assert [created for created, _ in _alice_writes(team, "")] == [False, False, False]
     again = team.bob.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="bob-1", prompt_text="x",
                                                                 external_id="ext-p"))
     assert again.skipped and again.prompt.prompt_text == "bob's secret plan"
@@ -117,22 +129,29 @@ def test_importing_what_exists_in_another_project_is_refused_not_skipped(team: T
     assert team.admin.Import(store_pb2.ImportRequest(items=items)).skipped == 3
 
 
-def test_a_session_external_id_in_use_is_a_clear_refusal_not_an_internal_error(team: Team):
-    team.bob.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="bob-1", project="beta",
-                                                          external_id="ext-session"))
+def test_a_session_external_id_held_elsewhere_is_free_and_in_use_is_a_clear_refusal(team: Team):
+    for bobs in ("bob-1", "bob-3"):
+        team.bob.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id=bobs, project="beta",
+                                                              external_id=f"ext-{bobs}"))
     team.alice.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="alice-2", project="alpha"))
-    for session in ("alice-1", "alice-2"):  # a new session, and an existing one getting the id
-        message = fails(team.alice.UpsertSession, store_pb2.UpsertSessionRequest(
-            content_session_id=session, project="alpha", external_id="ext-session"),
-            code=grpc.StatusCode.PERMISSION_DENIED)
-        assert message.startswith("external_id:") and "beta" not in message
-    # Within the caller's own projects it is bad input naming the field, for anyone.
+    team.alice.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="alice-5", project="alpha"))
+    # A new session, and an existing one getting the id: beta's ids answer like ids nobody holds.
+    for session, external in (("alice-1", "ext-bob-1"), ("alice-2", "ext-bob-3"), ("alice-4", "unused-4"),
+                              ("alice-5", "unused-5")):
+        got = team.alice.UpsertSession(store_pb2.UpsertSessionRequest(
+            content_session_id=session, project="alpha", external_id=external))
+        assert (got.project, got.content_session_id, got.external_id) == ("alpha", session, external)
+    # Within one project it is bad input naming the field, for anyone.
+    message = fails(team.alice.UpsertSession, store_pb2.UpsertSessionRequest(
+        content_session_id="alice-3", project="alpha", external_id="ext-bob-1"),
+        code=grpc.StatusCode.INVALID_ARGUMENT)
+    assert message.startswith("external_id:")
     team.admin.UpsertSession(store_pb2.UpsertSessionRequest(content_session_id="bob-2", project="beta"))
     message = fails(team.admin.UpsertSession, store_pb2.UpsertSessionRequest(
-        content_session_id="bob-2", external_id="ext-session"), code=grpc.StatusCode.INVALID_ARGUMENT)
+        content_session_id="bob-2", external_id="ext-bob-1"), code=grpc.StatusCode.INVALID_ARGUMENT)
     assert message.startswith("external_id:")
-    assert table(team.settings, "SELECT content_session_id FROM sdk_sessions WHERE external_id = 'ext-session'") == [
-        ("bob-1",)]
+    assert table(team.settings, "SELECT project, content_session_id FROM sdk_sessions WHERE external_id = "
+                 "'ext-bob-1' ORDER BY project") == [("alpha", "alice-1"), ("beta", "bob-1")]
 
 
 def test_no_user_token_may_take_the_service_tokens_name(team: Team):
