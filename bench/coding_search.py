@@ -66,7 +66,7 @@ def caught_up(stack: Stack, timeout_s: float) -> float:
     while stack.vector.stub.Status(vector_pb2.VectorStatusRequest()).lag > 0:
         if time.monotonic() - started > timeout_s:
             raise RuntimeError(f"the vector index did not catch up within {timeout_s:.0f} s")
-        stack.vector.stub.Sync(vector_pb2.VectorSyncRequest())
+        stack.vector.stub.Sync(vector_pb2.VectorSyncRequest(), timeout=timeout_s)
     return time.monotonic() - started
 
 

@@ -78,6 +78,11 @@ PROBE_TTL_S = 5.0
 # without one: well above the catch-up lag of normal use (seconds), below a stalled index.
 UNEMBEDDED_GRACE_MS = 5 * 60 * 1000
 UNEMBEDDED_READ = 500
+UNEMBEDDED_EVIDENCE = 0.5
+"""Lexical evidence a record the index has not embedded yet needs to be a match without a similarity:
+most of what the query names. At 0 (any word) a burst of saves made every record holding one word
+of a question a match: LoCoMo questions asked in another conversation's project found nothing 0.127
+of the time until the index caught up (0.5: 0.882; docs/search.md, "Right after a burst of saves")."""
 """Changes past the vector index's watermark read to tell which records it has not embedded."""
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
 SEMANTIC_WARMING = "semantic search is warming up after a rest; lexical results only"
@@ -400,8 +405,8 @@ class Retrieval:
         fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
         evidence: dict[Hashable, float] = {ref_key(row.ref): row.evidence for row in lexical.hits}
         fused = with_evidence(fused, evidence, self.fusion)
-        fused = above_floor(fused, floor, _not_yet_embedded(lexical, semantic), placement, self.fusion,
-                            evidence=evidence)
+        unjudged = {key for key in _not_yet_embedded(lexical, semantic) if evidence[key] >= UNEMBEDDED_EVIDENCE}
+        fused = above_floor(fused, floor, unjudged, placement, self.fusion, evidence=evidence)
         rows = []
         for item in fused:
             row = common_pb2.IndexRow()

@@ -360,6 +360,28 @@ def product_nothing_found(stack: Stack, qs: list[Question], projects: list[str])
     return empty / max(len(q14), 1), p50(took)
 
 
+def burst_nothing_found(stack: Stack, convs: list[dict], qs: list[Question]) -> tuple[float, int, float]:
+    """"Nothing found" right after a burst of saves: the first conversation's turns saved through
+    SaveMemory (what MCP save_memory calls: a title from the text, no dates) into a fresh project,
+    then at once every other conversation's questions asked there, while the vector index is still
+    embedding the burst. (share answered with no rows, questions asked before the index caught up,
+    the share of those answered with none)."""
+    conv = convs[0]
+    project = f"burst-{conv['sample_id']}"
+    for turn in turns(conv):
+        stack.search.stub.SaveMemory(search_pb2.SaveMemoryRequest(text=turn.text, type="discovery", project=project))
+    empty, early, early_empty = 0, 0, 0
+    asked = [q for q in qs if q.category in (1, 2, 3, 4) and q.sample_id != conv["sample_id"]]
+    for q in asked:
+        pending = stack.vector.stub.Status(vector_pb2.VectorStatusRequest()).lag > 0
+        reply = stack.search.stub.Search(search_pb2.SearchRequest(query=q.text, project=project, limit=DEPTH))
+        found = bool(reply.rows)
+        empty += not found
+        early += pending
+        early_empty += pending and not found
+    return empty / max(len(asked), 1), early, early_empty / max(early, 1)
+
+
 def catch_up(n: int, embedder: str) -> None:
     """Vector catch-up obs/s for one-sentence and full observations (bench/vector.py)."""
     from bench.vector import run_profile
@@ -414,6 +436,9 @@ def main(argv=None) -> int:
             empty, cross_p50 = product_nothing_found(stack, qs, projects)
             print(f"\nsearch (SearchService.Search) in another conversation's project: nothing found {empty:.3f}; "
                   f"p50 {cross_p50:.1f} ms")
+            share, early, early_share = burst_nothing_found(stack, convs, qs)
+            print(f"right after saving {convs[0]['sample_id']}'s turns through SaveMemory, in its project: "
+                  f"nothing found {share:.3f}; {early} asked before the vector index caught up, {early_share:.3f}")
         if len(projects) > 1 and not args.no_cv:
             cross_validate(stack, qs, dia_of, convs)
     finally:
