@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from capture.commands import command_kind, exit_hidden, programs, reader_failed, reads_a_file, vcs_read
-from capture.readers import FAILED, MAX_NAMES, SUCCEEDED, UNKNOWN, Signal, first_error_line, read_output
+from capture.readers import FAILED, MAX_NAMES, NOISE, SUCCEEDED, UNKNOWN, Signal, first_error_line, read_output
 
 __all__ = ["FAILED", "MAX_NAMES", "SUCCEEDED", "UNKNOWN", "Signal", "Verdict", "first_error_line", "judge",
            "read_output", "strip_ansi"]
@@ -88,13 +88,13 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
 
 
 NO_MATCH = "No matches found"
-_GREP = re.compile(r"^(?:e?grep|rg|git\s+grep)\s")
+_GREP = re.compile(r"^(?:e?grep|rg|git\s+grep|which)\s")  # each exits 1 when it finds nothing
 
 
 def _grep_found_nothing(text: str, command: str) -> bool:
-    """A grep feeding a pipe selected no line, so it exited 1 (the pipe's status hides that):
-    nothing came out, or a count of 0 (`grep -c`, `| wc -l`). Not for `-q` (silent either way)
-    nor output sent to a file."""
+    """A grep (or `which`) feeding a pipe selected no line, so it exited 1 (the pipe's status
+    hides that): nothing came out, or a count of 0 (`grep -c`, `| wc -l`). Not for `-q`
+    (silent either way) nor output sent to a file."""
     steps = programs(command)
     if not exit_hidden(command) or not steps or not _GREP.match(steps[0]) or re.search(
             r"\s-\w*[qs]\b|--quiet|--silent|(?<![0-9&])>(?!&)", command):
@@ -168,6 +168,8 @@ def _runner_remains(text: str, command: str) -> Signal | None:
     last = _UNITTEST_LAST.fullmatch(lines[-1].strip()) if lines else None
     if last and _UNITTEST_COMMAND.search(command):
         return Signal(SUCCEEDED if last.group(1) == "OK" else FAILED, "unittest", last.group(0))
+    if lines and _UNITTEST_COMMAND.search(command) and re.fullmatch(r"[.sxu]*[FE][.FEsxu]*", lines[0].strip()):
+        return Signal(FAILED, "unittest", "failures in the progress line")  # "F." before `| head` cut
     if re.search(r"\bmocha\b", command) and _MOCHA_FRAME.search(text):
         return Signal(FAILED, "mocha", "a test threw")
     return None
@@ -192,7 +194,7 @@ _BROKEN = re.compile(
     r"^note: (?:run with `RUST_BACKTRACE=|Some details are omitted, run with `RUST_BACKTRACE)|"
     r"^Node\.js v\d+\.\d+\.\d+$|^Segmentation fault|^Aborted \(core dumped\)|^curl: \(\d+\) |"
     r"^(?:Error: )?unknown (?:shorthand )?(?:flag|command)\b|^\w+: (?:unrecognized|invalid) option|"
-    r"^\w+: error: unrecognized arguments",
+    r"^\w+: error: unrecognized arguments|^[\w-]+: (?:'[^']+' is not an? [\w-]+ command\b|unknown command: )",
     re.MULTILINE,
 )
 _COMPLAINT = re.compile(r"\b(?:not found|missing|failed|failure|errors?|cannot|can't|could not|couldn't|unable to|"
@@ -249,13 +251,13 @@ def why_it_failed(text: str, signal: Signal | None) -> str:
     # unreachable", docker's "Cannot connect" above its usage hint); a line that does not
     # complain ("step one" before a `set -e` stop, make's echo of gcc) says nothing of why.
     complaints = [line for line in lines if (_COMPLAINT.search(line) or _REASON.search(line))
-                  and not _NO_COMPLAINT.search(line)]
+                  and not _NO_COMPLAINT.search(line) and not NOISE.match(line)]
     return _short(complaints[-1]) if complaints and len(lines) <= 5 else ""
 
 
 # Words that give the reason of a run already known to have failed; too common in successful
 # output to be a sign of failure on their own (capture.outcome._complains does not use them).
-_REASON = re.compile(r"\b(?:expect(?:ed|ing)|unexpected(?:ly)?|not installed|requires?|need to|must|"
+_REASON = re.compile(r"\b(?:expect(?:ed|ing)|unexpected(?:ly)?|not installed|requires?|need to|must|unknown \w+|"
                      r"already exists?|not (?:a|an) \w+)\b", re.IGNORECASE)
 
 

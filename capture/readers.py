@@ -38,7 +38,7 @@ _ERROR_LINE = re.compile(
     r"(?:Error: )?unknown (?:shorthand )?flag.+)$",
     re.MULTILINE,
 )
-_NOISE = re.compile(r"^\s*(?:npm (?:ERR!|error) (?:code|errno|A complete log|$)|ERROR: \s*$)")
+NOISE = re.compile(r"^\s*(?:npm (?:ERR!|error) (?:code|errno|A complete log|$)|ERROR: \s*$)")
 
 
 _ASSERTION_DETAIL = re.compile(r"^E\s{2,}\S.*$", re.MULTILINE)  # pytest's explanation lines
@@ -49,7 +49,7 @@ def first_error_line(text: str) -> str:
     (pytest's own "E   ..." explanation first, when there is one)."""
     for match in (*_ASSERTION_DETAIL.finditer(text), *_ERROR_LINE.finditer(text)):
         line = " ".join(match.group(0).split())
-        if line and not _NOISE.match(line):
+        if line and not NOISE.match(line):
             return line if len(line) <= 200 else line[:199] + "…"
     return ""
 

@@ -63,3 +63,23 @@ def test_a_grep_that_selected_nothing_behind_a_pipe_exited_1_as_a_benign_no_matc
 def test_docker_logs_that_cannot_reach_the_daemon_failed_though_it_only_prints_records():
     assert outcomes("docker logs web 2>&1 | tail -5", "failed") == {"failed"}
     assert outcomes("cat notes.txt | head -1", "succeeded") == {"succeeded"}
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("python -m unittest discover -s t 2>&1 | head -3", "failures in the progress line"),  # "F."
+        ("git frobnicate 2>&1 | tail -1", "is not a git command"),
+        ("docker compose up 2>&1 | tail -3", "docker: unknown command: docker compose"),
+        ("npm run nothing 2>&1 | tail -1", ""),  # npm's "A complete log of this run..." is no reason
+    ],
+)
+def test_what_a_pipe_leaves_of_a_usage_error_or_a_unittest_progress_line_is_a_failure(command, why):
+    assert outcomes(command, "failed") == {"failed"}
+    title = draft_of(real_run(command, "failed", PIPES)).title
+    assert why in title and "A complete log" not in title, title
+
+
+def test_which_that_finds_nothing_behind_a_pipe_exited_1():
+    assert outcomes("which nosuchtool | head -1", "failed") == {"failed"}
+    assert outcomes("which git | head -1", "succeeded") == {"succeeded"}
