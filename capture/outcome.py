@@ -107,10 +107,13 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
     """The outcome when the exit status does not speak for the command (hidden behind a pipe,
     or not reported): evidence of failure first; success only from the summary of the tool
     that fed the pipe, or for a command that only shows things; else unknown."""
-    if (signal and signal.outcome == FAILED) or _looks_broken(text) or (zero and _complains(text)):
-        return FAILED
     steps = programs(command)
     producer = command_kind(steps[-1]) if steps else "other"
+    # What `echo` or `ls` prints is data: a last line that complains is a program's message only
+    # when a program wrote it.
+    complains = zero and producer != "inspect" and _complains(text)
+    if (signal and signal.outcome == FAILED) or _looks_broken(text) or complains:
+        return FAILED
     if signal and signal.outcome == SUCCEEDED and producer in ("test", "build", "vcs"):
         return SUCCEEDED
     if zero and (producer == "inspect" or (producer == "vcs" and vcs_read(steps[-1])) or not steps):

@@ -83,3 +83,7 @@ def test_what_a_pipe_leaves_of_a_usage_error_or_a_unittest_progress_line_is_a_fa
 def test_which_that_finds_nothing_behind_a_pipe_exited_1():
     assert outcomes("which nosuchtool | head -1", "failed") == {"failed"}
     assert outcomes("which git | head -1", "succeeded") == {"succeeded"}
+
+
+def test_what_echo_prints_is_data_even_when_it_reads_like_a_complaint():
+    assert outcomes("echo 'build failed: see the log' | tee out.log", "succeeded") == {"succeeded"}
