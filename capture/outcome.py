@@ -159,22 +159,28 @@ def _silent_npm_script(text: str) -> str:
 
 _UNITTEST_COMMAND = re.compile(r"\bpython[\d.]*\s+-m\s+unittest\b")
 _UNITTEST_LAST = re.compile(r"(OK|FAILED)(?: \(([^)]*)\))?")
-_MOCHA_FRAME = re.compile(r"^\s+at (?:Context\.<anonymous> \(|.+\.(?:spec|test)\.[cm]?[jt]s:\d+:\d+\)?$)",
-                          re.MULTILINE)
+# mocha prints a stack frame, and numbers a test in its list ("  1) adds"), only when it failed
+_MOCHA_FAILED = re.compile(r"^\s+at (?:Context\.<anonymous> \(|.+\.(?:spec|test)\.[cm]?[jt]s:\d+:\d+\)?$)|"
+                           r"^\s+\d+\) \S", re.MULTILINE)
+# jest and vitest head each failed file's report with "FAIL <path>"
+_SUITE_FAILED = re.compile(r"^\s*FAIL\s+(\S+\.\w+)", re.MULTILINE)
 
 
 def _runner_remains(text: str, command: str) -> Signal | None:
     """What a `| tail` or `| head` leaves of a test runner's report when its summary is cut:
-    unittest's last line alone ("OK (skipped=1)", "FAILED (failures=1)"); a stack frame in a
-    test file from mocha, which prints one only for a failed test."""
+    unittest's last line alone ("OK (skipped=1)", "FAILED (failures=1)") or its progress
+    line; mocha's numbered failure or a stack frame in a test file; jest's "FAIL <file>"."""
     lines = text.strip().splitlines()
     last = _UNITTEST_LAST.fullmatch(lines[-1].strip()) if lines else None
     if last and _UNITTEST_COMMAND.search(command):
         return Signal(SUCCEEDED if last.group(1) == "OK" else FAILED, "unittest", last.group(0))
     if lines and _UNITTEST_COMMAND.search(command) and re.fullmatch(r"[.sxu]*[FE][.FEsxu]*", lines[0].strip()):
         return Signal(FAILED, "unittest", "failures in the progress line")  # "F." before `| head` cut
-    if re.search(r"\bmocha\b", command) and _MOCHA_FRAME.search(text):
-        return Signal(FAILED, "mocha", "a test threw")
+    if re.search(r"\bmocha\b", command) and _MOCHA_FAILED.search(text):
+        return Signal(FAILED, "mocha", "a test failed")
+    suite = _SUITE_FAILED.search(text) if re.search(r"\b(?:jest|vitest)\b", command) else None
+    if suite:
+        return Signal(FAILED, "jest" if "jest" in command else "vitest", "", (suite.group(1),))
     return None
 
 
@@ -271,5 +277,5 @@ _SUMMARY_SAYS_WHY = frozenset({"ruff", "eslint", "git", "pip", "npm", "node", "p
 
 
 def _short(line: str) -> str:
-    line = " ".join(line.split())
+    line = " ".join(line.split()).strip("⎯─━ ")  # vitest frames its headings with rules
     return line if len(line) <= 200 else line[:199] + "…"

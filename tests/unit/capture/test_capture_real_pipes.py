@@ -87,3 +87,16 @@ def test_which_that_finds_nothing_behind_a_pipe_exited_1():
 
 def test_what_echo_prints_is_data_even_when_it_reads_like_a_complaint():
     assert outcomes("echo 'build failed: see the log' | tee out.log", "succeeded") == {"succeeded"}
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("npx jest test 2>&1 | head -5", "test/a.test.js"),  # "FAIL test/a.test.js"
+        ("npx mocha spec 2>&1 | head -6", "a test failed"),  # "    1) b"
+        ("npx vitest run vt 2>&1 | head -8", ": Failed Tests 1"),  # its heading, without the rules
+    ],
+)
+def test_the_head_of_a_js_runners_failing_report_is_a_failure(command, why):
+    assert outcomes(command, "failed") == {"failed"}
+    assert draft_of(real_run(command, "failed", PIPES)).title.endswith(why)
