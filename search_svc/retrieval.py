@@ -78,11 +78,12 @@ PROBE_TTL_S = 5.0
 # without one: well above the catch-up lag of normal use (seconds), below a stalled index.
 UNEMBEDDED_GRACE_MS = 5 * 60 * 1000
 UNEMBEDDED_READ = 500
-UNEMBEDDED_EVIDENCE = 0.5
+UNEMBEDDED_EVIDENCE = 0.75
 """Lexical evidence a record the index has not embedded yet needs to be a match without a similarity:
-most of what the query names. At 0 (any word) a burst of saves made every record holding one word
-of a question a match: LoCoMo questions asked in another conversation's project found nothing 0.127
-of the time until the index caught up (0.5: 0.882; docs/search.md, "Right after a burst of saves")."""
+three quarters of what the query names. At 0 (any word) a burst of saves made every record holding
+one word of a question a match: LoCoMo questions asked in another conversation's project found
+nothing 0.127 of the time until the index caught up (0.5: 0.882, 0.75: 0.933, 1: 0.959;
+docs/search.md, "Right after a burst of saves")."""
 """Changes past the vector index's watermark read to tell which records it has not embedded."""
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
 SEMANTIC_WARMING = "semantic search is warming up after a rest; lexical results only"
