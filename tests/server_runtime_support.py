@@ -79,16 +79,17 @@ def server_runtime_env(client: Settings, url: str, token_file: Path, **extra: st
 
 
 @contextmanager
-def team_with_token_kinds(service_token: str, titles: list[str]) -> Iterator[tuple[TeamServer, dict[str, str]]]:
+def team_with_token_kinds(service_token: str, titles: list[str],
+                          **overrides: Any) -> Iterator[tuple[TeamServer, dict[str, str]]]:
     """A team server with user tokens and one secret per token kind: "service", "project" (of
     project `harbor`), "all" (every project) and "other" (project `elsewhere`); `titles` are
-    written to harbor first."""
+    written to harbor first. `overrides` go to its settings (e.g. a PostgreSQL store)."""
     from mnemo.grpc_client import open_channel
     from mnemo.v1 import store_pb2, store_pb2_grpc
     from tests.conftest import add_observation
 
     with tempfile.TemporaryDirectory(prefix="mnemo-team-") as home:
-        server = TeamServer.start(Path(home), service_token, user_tokens=True, token_cache_s=0.0)
+        server = TeamServer.start(Path(home), service_token, user_tokens=True, token_cache_s=0.0, **overrides)
         channel = open_channel(server.store_addr, auth_token=service_token)
         try:
             store = store_pb2_grpc.StoreServiceStub(channel)

@@ -19,6 +19,7 @@ from mnemo.grpc_client import open_channel
 from mnemo.timefmt import MAX_EPOCH_MS
 from mnemo.v1 import search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc
 from tests.conftest import add_observation, start_service
+from tests.pg import create_database, drop_database
 from tests.server_runtime_support import team_with_token_kinds
 from tests.service.gateway.mcp_support import FrameClient, gateway_env, minimal_arguments
 from tests.service.gateway.schema_strategies import arguments
@@ -105,11 +106,18 @@ EDGE_EPOCHS = [0, 1, MAX_EPOCH_MS, MAX_EPOCH_MS + 1, 2**53, 2**63 - 1]
 EDGE_DATES = ["1970-01-01", "9999-12-31", "9999-12-31T23:59:59.999Z", "10000-01-01", "0001-01-01", str(2**63 - 1)]
 
 
-@pytest.fixture(scope="module")
-def team():
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def team(request):
     """A team server with user tokens, and one secret per token kind: the service token, a token
-    of project `harbor`, one of every project, one of project `elsewhere`."""
-    with team_with_token_kinds(SERVICE_TOKEN, ["Harbor deploys switch after the canary passes"]) as team:
+    of project `harbor`, one of every project, one of project `elsewhere`; on each store backend
+    (a team's server runs PostgreSQL, with per-project record ids)."""
+    overrides = {}
+    if request.param == "postgres":
+        server_dsn = request.getfixturevalue("postgres_dsn")
+        dsn = create_database(server_dsn)
+        request.addfinalizer(lambda: drop_database(server_dsn, dsn))  # after the team server stopped
+        overrides = {"store_backend": "postgres", "store_dsn": dsn}
+    with team_with_token_kinds(SERVICE_TOKEN, ["Harbor deploys switch after the canary passes"], **overrides) as team:
         yield team
 
 
