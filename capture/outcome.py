@@ -114,7 +114,11 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
     complains = zero and producer != "inspect" and _complains(text)
     if (signal and signal.outcome == FAILED) or _looks_broken(text) or complains:
         return FAILED
-    if signal and signal.outcome == SUCCEEDED and producer in ("test", "build", "vcs"):
+    if signal and signal.outcome == SUCCEEDED and (producer == "vcs" or (
+            producer in ("test", "build") and not re.search(r"\|\s*head\b", command))):
+        # A runner or build behind `| head` writes on after the lines shown, and may fail later
+        # or die writing into the closed pipe (`cargo test | head -8` exits 101): its summary
+        # in the head speaks for one part only.
         return SUCCEEDED
     if zero and (producer == "inspect" or (producer == "vcs" and vcs_read(steps[-1])) or not steps):
         # `ls | head`, `git status | head`: nothing of theirs fails in silence. A git command

@@ -229,7 +229,12 @@ def _cargo(text: str) -> Signal | None:
                                                                   listed[:MAX_NAMES])
     if re.search(r"^error: could not compile `", text, re.MULTILINE):
         return Signal(FAILED, "cargo", "compile error")
-    if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text) and not _PANIC.search(text):
+    failed = _names(_CARGO_NAME, text)
+    if failed:  # "test x ... FAILED" before a `| head` cut the result line
+        return Signal(FAILED, "cargo test", "", failed)
+    # A build that finished says nothing of tests it went on to run ("running 2 tests")
+    if _CARGO_FINISHED.search(text) and not _CARGO_COMPILE.search(text) and not re.search(
+            r"panicked at |^running \d+ tests?$", text, re.MULTILINE):
         return Signal(SUCCEEDED, "cargo", "build finished")
     return None
 

@@ -100,3 +100,10 @@ def test_what_echo_prints_is_data_even_when_it_reads_like_a_complaint():
 def test_the_head_of_a_js_runners_failing_report_is_a_failure(command, why):
     assert outcomes(command, "failed") == {"failed"}
     assert draft_of(real_run(command, "failed", PIPES)).title.endswith(why)
+
+
+def test_a_runners_summary_in_a_head_speaks_for_the_part_shown_only():
+    # cargo wrote on after `head -8` had its lines and exited 101 writing into the closed pipe
+    assert outcomes("cargo test b 2>&1 | head -8", "failed") == {"unknown"}
+    failed = draft_of(real_run("cargo test 2>&1 | head -12", "failed", PIPES))  # "test tests::a ... FAILED"
+    assert "Outcome: failed" in failed.facts and failed.title.endswith(": a")
