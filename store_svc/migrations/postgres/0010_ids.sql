@@ -4,8 +4,9 @@
 -- user's ids was what every other project wrote in between). Each (record table, project)
 -- has a counter and a slot drawn at random when the project writes its first row there:
 --     id = (base + n) * 2^20 + slot        (n-th row of the project, slot unique per table)
--- so one project's consecutive ids differ by exactly 2^20 whatever others do, and the slot
--- does not tell how many projects came before. Still true of every id: unique per table,
+-- so the step between two of a project's ids is 2^20 times the rows that project itself
+-- inserted in between (an insert that met a duplicate, ON CONFLICT DO NOTHING, counts too),
+-- whatever others do, and the slot does not tell how many projects came before. Still true of every id: unique per table,
 -- below 2^53 (exact as a JSON number), increasing in write order within a project (timelines
 -- and an observation's context order by (created_at_epoch, id) within one session), never
 -- reused after a Forget, fetched by plain number; the change feed keeps its own sequence

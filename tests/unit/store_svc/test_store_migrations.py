@@ -44,7 +44,7 @@ RELEASED = {
     "postgres/0008_context.sql": "c2f171ee0688534f5ea7708380690b7be0a6f5f80036d9289abfc0b586c2de8a",
     "postgres/0009_term_stats.sql": "8c4b664e13d88f0ef68f674d292c9dca8850c9ab3dae022e3a9d0284cfa23dfd",
     "sqlite/0010_ids.sql": "e33b01b91cd19f0b6f66da8c88a2961a7b3946660f8f6a9ffd4639da1343aa44",
-    "postgres/0010_ids.sql": "d45be42ce58fdf8108268abcab5d27fb25738fa247fba07bdd65f1b90a815429",
+    "postgres/0010_ids.sql": "161c97d912547014cfe82359ac1cba62fbe4da4c2189bbf51dd188f74b78a234",
     "sqlite/0011_external_ids.sql": "1199436fe25481e7d31ac8c45c923f82a8bfe2eb9aa55692909791ad649cfdb9",
     "postgres/0011_external_ids.sql": "1199436fe25481e7d31ac8c45c923f82a8bfe2eb9aa55692909791ad649cfdb9",
 }
