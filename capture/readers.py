@@ -390,7 +390,10 @@ def _git(text: str) -> Signal | None:
         return Signal(FAILED, "git", "unknown revision or path")
     done = re.search(r"^(?:Fast-forward$|Merge made by the '\w+' strategy\.|\[[\w./-]+ [0-9a-f]{7,}\] .+|"
                      r"\s+(?:\* \[new branch\]|[0-9a-f]{7,}\.\.[0-9a-f]{7,})\s+\S+ -> \S+|"
-                     r"Successfully rebased and updated .+|"
+                     r"Successfully rebased and updated .+|HEAD is now at [0-9a-f]{7,} |Already up to date\.$|"
+                     r"Switched to (?:a new )?branch '|Deleted branch \S+ \(was |Saved working directory and |"
+                     r"Dropped refs/stash|"
+                     r"(?:Rei|I)nitialized (?:empty|existing) Git repository|"
                      # the diffstat a commit, merge, revert or cherry-pick ends with when it is done
                      r" \d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?$)",
                      text, re.MULTILINE)

@@ -107,3 +107,22 @@ def test_a_runners_summary_in_a_head_speaks_for_the_part_shown_only():
     assert outcomes("cargo test b 2>&1 | head -8", "failed") == {"unknown"}
     failed = draft_of(real_run("cargo test 2>&1 | head -12", "failed", PIPES))  # "test tests::a ... FAILED"
     assert "Outcome: failed" in failed.facts and failed.title.endswith(": a")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout -b topic 2>&1 | tail -1",  # "Switched to a new branch 'topic'"
+        "git checkout HEAD~1 2>&1 | tail -1",  # "HEAD is now at ..."
+        "echo x >> a.txt && git stash 2>&1 | tail -1",  # "Saved working directory and index state ..."
+        "git stash pop 2>&1 | tail -1",  # "Dropped refs/stash@{0} (...)"
+        "git checkout -- a.txt && git branch -d topic 2>&1 | tail -1",  # "Deleted branch topic (was ...)"
+    ],
+)
+def test_what_git_says_when_a_change_is_done_is_its_success_behind_a_tail(command):
+    assert outcomes(command, "succeeded") == {"succeeded"}
+
+
+def test_a_git_change_whose_tail_says_nothing_of_it_stays_unknown():
+    assert outcomes("git merge topic 2>&1 | tail -1", "failed") == {"unknown"}
+    assert outcomes("git pull 2>&1 | tail -1", "failed") == {"unknown"}
