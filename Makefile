@@ -47,11 +47,18 @@ lint: $(STAMP) $(GENERATED)  ## ruff (style, imports, complexity) and mypy (type
 run: $(STAMP) $(GENERATED)  ## the whole local stack in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/mnemo up --foreground
 
-test: lint  ## lint and type checks, then the full test suite
-	$(PY) -m pytest -p no:cacheprovider --durations=15
+# The suite mostly waits (spawned gateways, services starting, Chroma), so three workers beat two even
+# on two cores. Every test has its own home and ports; --dist loadfile
+# keeps a module on one worker, so its module-scoped stack starts once.
+TEST_WORKERS ?= 3
 
-test-fast: $(STAMP) $(GENERATED)  ## unit tests only
-	$(PY) -m pytest -p no:cacheprovider -m unit
+test: lint  ## lint and type checks, then the full test suite in parallel, slowest tests printed
+	$(PY) -m pytest -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --durations=15
+
+# Collected from tests/unit alone (the service and e2e modules' imports cost seconds); without the
+# embedded PostgreSQL and hypothesis's property tests, which make test runs.
+test-fast: $(STAMP) $(GENERATED)  ## unit tests only, no PostgreSQL or hypothesis: under a minute
+	$(PY) -m pytest -p no:cacheprovider tests/unit -m "not postgres and not hypothesis" --durations=10
 
 # Every bench is a module of the bench package (`python -m bench.NAME`); the claude-mem comparison
 # installs claude-mem with npm, so it has its own target.

@@ -151,10 +151,11 @@ def pytest_collection_modifyitems(config, items):
 
 def _on_postgres(item) -> bool:
     """A test that starts or uses the session's PostgreSQL: a postgres fixture of its own, or the
-    `postgres` case of a store_backend parametrization (whose `settings` asks for the database)."""
+    `postgres` case of a backend parametrization (store_backend, whose `settings` asks for the
+    database, or a module's own store fixture parametrized over the backends)."""
     callspec = getattr(item, "callspec", None)
-    backend = callspec.params.get("store_backend") if callspec else None
-    return backend == "postgres" or not {"postgres_dsn", "postgres_database"}.isdisjoint(item.fixturenames)
+    on_backend = callspec is not None and "postgres" in callspec.params.values()
+    return on_backend or not {"postgres_dsn", "postgres_database"}.isdisjoint(item.fixturenames)
 
 
 def add_observation(store_stub, project: str = "alpha", session: str = "s1", **fields) -> int:
