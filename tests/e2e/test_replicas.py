@@ -17,7 +17,7 @@ import pytest
 
 from mnemo.grpc_client import open_channel
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, store_pb2_grpc, vector_pb2, vector_pb2_grpc
-from tests.conftest import BOTH_BACKENDS
+from tests.conftest import BOTH_BACKENDS, wait_for
 from tests.server_support import Deployment, start_chroma, stop_process
 from vector_svc.election import LEASE_NAME
 
@@ -57,6 +57,12 @@ class Load:
             self.calls[kind].append((started, time.monotonic(), ok))
             if error:
                 self.errors.append(f"{kind}: {error}")
+
+    def served_since(self, moment: float) -> dict[str, int]:
+        """Successful calls of each kind that started at or after `moment`."""
+        with self.lock:
+            return {kind: sum(ok and started >= moment for started, _, ok in calls)
+                    for kind, calls in self.calls.items()}
 
     def failover_s(self, kind: str, moment: float) -> float:
         """From the kill to the end of the first successful call that started after it."""
@@ -99,9 +105,10 @@ def _searcher(load: Load, stub, worker: int) -> None:
             load.record("search", started, False, f"{err.code().name} {err.details()}")
 
 
-def run_load(store_list: str, search_list: str, *, writers: int, searchers: int, before_s: float, after_s: float,
+def run_load(store_list: str, search_list: str, *, writers: int, searchers: int, before_s: float, served_after: int,
              kill) -> tuple[Load, float]:
-    """Writers and searchers through the address lists; `kill()` after `before_s`; returns (load, kill time)."""
+    """Writers and searchers through the address lists; `kill()` after `before_s`, then on until
+    `served_after` calls of each kind that started after the kill succeeded; returns (load, kill time)."""
     load = Load()
     store_channel = open_channel(store_list, auth_token=SERVICE_TOKEN)
     search_channel = open_channel(search_list, auth_token=SERVICE_TOKEN)
@@ -114,7 +121,9 @@ def run_load(store_list: str, search_list: str, *, writers: int, searchers: int,
         time.sleep(before_s)  # the load itself is what runs meanwhile; nothing here waits for readiness
         moment = time.monotonic()
         kill()
-        time.sleep(after_s)
+        # Counted, not timed: a loaded machine serves the same calls, only later (the bound is for a hang).
+        wait_for(lambda: min(load.served_since(moment).values()) >= served_after, 120,
+                 f"{served_after} calls of each kind served after the kill")
     finally:
         load.stop.set()
         for thread in threads:
@@ -137,7 +146,7 @@ def test_killing_one_store_and_one_search_replica_loses_no_acknowledged_write(de
         stores[0].kill()
         searches[0].kill()
 
-    load, moment = run_load(store_list, search_list, writers=4, searchers=4, before_s=3.0, after_s=3.0, kill=kill)
+    load, moment = run_load(store_list, search_list, writers=4, searchers=4, before_s=3.0, served_after=11, kill=kill)
 
     writes, found = load.calls["write"], load.calls["search"]
     assert sum(ok for s, _, ok in writes if s < moment) > 10 and sum(ok for s, _, ok in writes if s > moment) > 10
