@@ -207,13 +207,21 @@ class Corpora:
         stop = self._claim(corpus, kind)
         try:
             job = PrimeJob(self.backend, corpus, kind, client_gone=is_cancelled, stopping=stop.is_set)
-            yield from job.run()
+            for event in job.run():
+                if event.final:
+                    # Free the name before the caller hears the end: the generator resumes
+                    # only when gRPC asks for the next item, after the caller may have
+                    # started the next job on this corpus.
+                    self._release(name, stop)
+                yield event
         finally:
-            self._release(name)
+            self._release(name, stop)
 
-    def _release(self, name: str) -> None:
+    def _release(self, name: str, stop: threading.Event) -> None:
+        """Forget the job holding `stop` (a later job on the same name stays)."""
         with self._lock:
-            self._running.pop(name, None)
+            if self._running.get(name) is stop:
+                self._running.pop(name, None)
             self._idle.notify_all()
 
     def _register(self, corpus: store_pb2.Corpus, kind: str) -> threading.Event:
@@ -244,11 +252,11 @@ class Corpora:
                                              total=job_total(len(corpus.observation_ids))),
                 clear_history=(kind == "reprime"), expected_state=corpus.priming_state))
         except Aborted:
-            self._release(name)
+            self._release(name, stop)
             raise Aborted(f'corpus "{name}" changed while the job was starting; '
                           f"call {kind}_corpus again") from None
         except BaseException:
-            self._release(name)
+            self._release(name, stop)
             raise
         return stop
 

@@ -18,6 +18,8 @@ from mnemo.grpc_client import open_channel
 from mnemo.timefmt import iso_from_ms, parse_instant
 from mnemo.v1 import common_pb2, search_pb2, search_pb2_grpc, store_pb2, vector_pb2
 from mnemo.vocab import EVIDENCE_NOTICE
+from search_svc.backend import Backend
+from search_svc.corpus.core import Corpora
 from tests.conftest import start_service
 from tests.service.search_svc.corpus_support import ReceivedBatches
 
@@ -256,6 +258,21 @@ def test_rebuild_refreshes_the_snapshot_and_marks_the_index_stale(search_stub, s
     after = store_stub.GetCorpus(store_pb2.GetCorpusRequest(name="kb"))
     assert events[-1].phase == "done" and after.priming_state == "primed" and after.last_job.kind == "reprime"
     assert len(after.history) == 0 and after.session_id != before.session_id
+
+
+def test_the_next_job_may_start_as_soon_as_the_caller_hears_the_end(settings, search_stub, store_stub,
+                                                                   vector_server):
+    """The caller hears the final event before gRPC resumes the job's generator: a reprime
+    sent at that moment must find the corpus free (an MCP client does exactly this)."""
+    seed_observations(store_stub, 20)
+    build(search_stub, "kb", project="alpha")
+    corpora = Corpora(Backend.connect(settings), settings)
+    job = corpora.prime(search_pb2.CorpusNameRequest(name="kb"), is_cancelled=lambda: False)
+    final = next(event for event in job if event.final)  # the generator is suspended after it
+    again = corpora.reprime(search_pb2.CorpusNameRequest(name="kb"), is_cancelled=lambda: False)
+    assert final.phase == "done" and list(again)[-1].phase == "done"
+    job.close()
+    assert corpus_named(search_stub, "kb").last_job.kind == "reprime"
 
 
 def test_unknown_corpus_and_empty_corpus_say_what_to_do(search_stub, store_stub):
