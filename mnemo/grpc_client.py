@@ -68,7 +68,7 @@ def call_metadata(request_id: str | None = None) -> tuple[tuple[str, str], ...]:
 
 def check_health(address: str, *, timeout: float = 1.0, service: str = "", tls_ca: str = "") -> bool:
     """One health check: True when the server answers SERVING."""
-    # Imported here: the gateway's fast start opens a channel and checks no health.
+    # Imported here: the gateway opens channels without health checks and never loads it.
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     channel = open_channel(address, tls_ca=tls_ca)

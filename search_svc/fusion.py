@@ -1,6 +1,6 @@
 """Fusing a lexical (bm25) ranking and a vector (cosine) ranking into one ranking.
 
-Pure functions over record keys, so they can be tuned offline (bench/locomo.py) and
+Pure functions over record keys, so they can be tuned offline (`python -m bench.locomo`) and
 unit-tested without services. Two methods are implemented:
 
 - "rrf": weighted reciprocal rank fusion, score = w_lex / (k + r_lex) + w_vec / (k + r_vec)
@@ -48,7 +48,7 @@ evidence (store_svc.evidence: the share of the query's idf-weighted terms a reco
 best `a OR b` alternative) makes a record a match by itself once it reaches `evidence`: a record
 holding the query's words, an identifier or a quoted phrase is never hidden. What only the
 vector leg found is judged by its similarity (plus weighted bm25), calibrated on questions asked
-in the wrong project (the LoCoMo cross-conversation protocol of bench/locomo.py, chosen by
+in the wrong project (the LoCoMo cross-conversation protocol of bench.locomo, chosen by
 cross-validation): a query with no evidence and whose best candidate stays under the gate finds
 nothing, and only records with evidence or reaching the keep level are matches, so totals count
 matches, not the project's size. A record under both is still a match when a time-neighbour of
@@ -104,7 +104,7 @@ class FusionParams:
 # of a fused list: known items (bench/known_items.py) with 0 / 2: identifier hit@10 0.980 / 0.990, two
 # words 0.965 / 1.000; LoCoMo's service recall@5 0.811 / 0.817 (docs/search.md, "What answers ranks first").
 EVIDENCE_WEIGHT = 2.0
-# The in-sample choice of bench/locomo.py's grid (with the store's context words); leave-one-conversation-out
+# The in-sample choice of bench.locomo's grid (with the store's context words); leave-one-conversation-out
 # CV picks context 0.3, reach 2, w_vec 0.7 and a question penalty of 1 in all 5 folds, a named-date
 # bonus of 4 and a specificity weight of 0.35 in 4 and 3 of them (docs/search.md has the tables).
 DEFAULT_FUSION = FusionParams(method="zscore", lexical_weight=1.0, vector_weight=0.7, context_weight=0.3,
@@ -141,7 +141,7 @@ class RelevanceFloor:
     """Lexical evidence that makes a record a match by itself (above 1: never)."""
 
 
-# Calibrated by `bench/locomo.py` (docs/search.md has the table): `gate` lets 7% of the questions
+# Calibrated by `bench.locomo` (docs/search.md has the table): `gate` lets 7% of the questions
 # asked in another conversation's project through (held-out conversations: about 8%); `keep`
 # keeps 99% of the evidence records the ranking puts in the first ten. Chosen by
 # leave-one-conversation-out CV. `evidence` 1: a record holding every term of the query (of one

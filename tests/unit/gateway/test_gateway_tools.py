@@ -151,7 +151,7 @@ def test_each_description_is_one_sentence_and_said_once():
 
 # Issue 33: the default profile's 19 tools cost at most this many characters as the host
 # receives them (the tools/list result as the gateway writes it on stdout: compact JSON, UTF-8
-# as is). claude-mem 13.25.3's 15 tools: 9,217 (bench/peer.py, measured with json.dumps' spaces).
+# as is). claude-mem 13.25.3's 15 tools: 9,217 (bench/peer/run.py, measured with json.dumps' spaces).
 TOOLS_LIST_MAX_CHARS = 10_000
 
 
