@@ -19,7 +19,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from capture.commands import command_kind, exit_hidden, programs, reader_failed, reads_a_file, vcs_read
+from capture.commands import (
+    command_kind,
+    exit_hidden,
+    programs,
+    reader_failed,
+    reads_a_file,
+    test_runner,
+    vcs_read,
+)
 from capture.readers import FAILED, MAX_NAMES, NOISE, SUCCEEDED, UNKNOWN, Signal, first_error_line, read_output
 
 __all__ = ["FAILED", "MAX_NAMES", "SUCCEEDED", "UNKNOWN", "Signal", "Verdict", "first_error_line", "judge",
@@ -126,7 +134,9 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
         # without the error: its success needs its own summary (readers._git).
         return SUCCEEDED
     tail = _tail_lines(command)
-    silent = not text.strip() and tail >= 3  # a `tail -1` of "✖ 1 problem\n\n" is its blank end
+    # A `tail -1` of eslint's "✖ 1 problem\n\n" is its blank end; a C compiler's failure always
+    # ends with a line of text (its error, caret, note or "compilation terminated.").
+    silent = not text.strip() and tail >= (1 if steps and _C_COMPILER.match(steps[-1]) else 3)
     if zero and tail and (
             (producer == "build" and (silent or (text.strip() and _ENDS_WITH_ITS_ERROR.match(steps[-1]))))
             or _silent_npm_script(text) == "build"):
@@ -139,6 +149,7 @@ def _from_output(text: str, signal: Signal | None, zero: bool, command: str) -> 
     return UNKNOWN
 
 
+_C_COMPILER = re.compile(r"^(?:gcc|g\+\+|clang\+?\+?)\s")
 _ENDS_WITH_ITS_ERROR = re.compile(r"^(?:make|cargo\s+(?:build|check|clippy|fmt)|mypy|eslint|tsc|ruff)\b")
 _TAIL = re.compile(r"\|\s*tail\b(?:\s+(?:-n\s*|--lines[= ])?-?(\+?)(\d+))?")
 
@@ -185,7 +196,22 @@ def _runner_remains(text: str, command: str) -> Signal | None:
     suite = _SUITE_FAILED.search(text) if re.search(r"\b(?:jest|vitest)\b", command) else None
     if suite:
         return Signal(FAILED, "jest" if "jest" in command else "vitest", "", (suite.group(1),))
+    if re.search(r"\bmocha\b.*(?:--reporter[= ]|-R\s*)dot\b", command) and re.search(r"^\s*[.,!]*![.,!]*\s*$",
+                                                                                     text, re.MULTILINE):
+        return Signal(FAILED, "mocha", "a test failed (! in the dot reporter's line)")
+    if _GCC_UNDECLARED.search(text):  # all a `| tail -1` may keep of gcc's "'x' undeclared" error
+        return Signal(FAILED, "gcc", "undeclared identifier")
+    counted = _FAILURES_COUNTED.search(command) if test_runner(command) else None
+    if counted and re.fullmatch(r"[1-9]\d*", text.strip()):  # `pytest | grep -c FAILED` printing 9
+        return Signal(FAILED, test_runner(command), f"{text.strip()} lines with {counted.group(1)}")
     return None
+
+
+_GCC_UNDECLARED = re.compile(r"^\S+: note: each undeclared identifier is reported only once for each function it "
+                             r"appears in$", re.MULTILINE)
+# A runner's output counted for the word it marks a failed test with (case-sensitive, so a test
+# named after errors does not count): `pytest -v | grep -c FAILED`.
+_FAILURES_COUNTED = re.compile(r"\|\s*grep\s+-c\s+['\"]?(FAILED|FAIL|ERROR)['\"]?\s*$")
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")

@@ -380,6 +380,9 @@ def _git(text: str) -> Signal | None:
         return Signal(FAILED, "git", "push rejected")
     if re.search(r"^(?:fatal|error): ", text, re.MULTILINE):
         return Signal(FAILED, "git", first_error_line(text))
+    refused = re.search(r"^merge: \S+ - not something we can merge$", text, re.MULTILINE)
+    if refused:  # git merge's refusal of a name it does not know has no "fatal:" before it
+        return Signal(FAILED, "git", refused.group(0))
     # What a `| tail` keeps of git's errors: the hints of an operation stopped half-way
     # ("run git cherry-pick --abort") and the end of "ambiguous argument".
     stopped = re.search(r"^hint: .*\bgit ([\w-]+) --(?:abort|continue|skip)\b", text, re.MULTILINE)
@@ -464,6 +467,8 @@ _GIT_REFUSALS = (
     ("stash", re.compile(r"^No stash entries found\.$", re.MULTILINE)),
     ("push", re.compile(r"^hint: .*(?:Updates were rejected|integrate the remote changes|before pushing again).*$",
                         re.MULTILINE)),
+    # the last line of "fatal: No configured push destination." and its advice, all a `| tail -2` keeps
+    ("push", re.compile(r"^ {4}git push <name>$", re.MULTILINE)),
 )
 # Runners that print their own summary: TAP lines in their output come from a test they ran.
 _OWN_SUMMARY = re.compile(r"\b(?:jest|vitest|mocha)\b")
@@ -475,7 +480,10 @@ def read_output(text: str, command: str = "") -> Signal | None:
     for subcommand, refusal in _GIT_REFUSALS:
         found = refusal.search(text) if git and git.group(1) == subcommand else None
         if found:  # push's hints are a cut sentence about integrating; what happened is a refusal
-            return Signal(FAILED, "git", "push rejected" if subcommand == "push" else found.group(0).strip())
+            why = found.group(0).strip()
+            if subcommand == "push":
+                why = "no configured push destination" if why.startswith("git push") else "push rejected"
+            return Signal(FAILED, "git", why)
     for reader in _READERS:
         if reader is _node_test and _OWN_SUMMARY.search(command):
             continue

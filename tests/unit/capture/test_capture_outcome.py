@@ -87,3 +87,19 @@ def test_a_failed_edit_is_a_bugfix_candidate_naming_the_file_and_the_error():
 def test_the_first_error_line_skips_npm_noise():
     npm_output = "npm error code E404\nnpm error 404 Not Found - GET x\n"
     assert first_error_line(npm_output) == "npm error 404 Not Found - GET x"
+
+
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [
+        ("pytest -v 2>&1 | grep -c PASSED", "9"),  # a count of passes says nothing of failures
+        ("pytest 2>&1 | grep -c FAILED", "0"),  # nothing counted: grep exited 1, pytest may still have failed
+        ("pytest 2>&1 | grep -ci failed", "3"),  # case-blind: a test named after failures counts too
+        ("npx mocha --reporter dot 2>&1 | head -3", "\n  ....\n"),  # dots alone are passes
+        ("npx mocha 2>&1 | head -3", "\n  !\n"),  # "!" marks a failure in the dot reporter only
+        ("gcc -o w w.c 2>&1 | tail -1", "      |         ^~~~~~"),  # a caret line: a warning's or an error's
+        ("eslint src 2>&1 | tail -1", ""),  # eslint's failure ends with a blank line
+    ],
+)
+def test_what_a_pipe_leaves_claims_nothing_it_cannot_tell(command, text):
+    assert judge(text, "succeeded", command=command).outcome == "unknown"

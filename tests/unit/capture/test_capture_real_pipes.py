@@ -27,11 +27,13 @@ def test_the_pipes_set_is_benchmarked():
 @pytest.mark.parametrize(
     ("command", "truth", "said"),
     [
-        ("gcc -Wall -o bad bad.c 2>&1 | tail -1", "failed", "unknown"),  # a note: no claim
-        ("gcc -Wall -o bad bad.c 2>&1 | tail -2", "failed", "unknown"),  # a caret line and a note
-        ("gcc -Wall -o warn warn.c 2>&1 | tail -1", "succeeded", "unknown"),  # a warning's caret line
-        # `tail -1` of nothing and of eslint's failure, which ends with a blank line, look alike
-        ("gcc -Wall -o ok ok.c 2>&1 | tail -1", "succeeded", "unknown"),
+        # the note that only follows an "undeclared" error
+        ("gcc -Wall -o bad bad.c 2>&1 | tail -1", "failed", "failed"),
+        ("gcc -Wall -o bad bad.c 2>&1 | tail -2", "failed", "failed"),  # a caret line and that note
+        ("gcc -Wall -o warn warn.c 2>&1 | tail -1", "succeeded", "unknown"),  # a caret line: warning or error
+        # gcc's failure always ends with a line of text, so nothing at all is its silence; eslint's
+        # failure ends with a blank line, so a `tail -1` of it and of its silence look alike
+        ("gcc -Wall -o ok ok.c 2>&1 | tail -1", "succeeded", "succeeded"),
         ("npx eslint err 2>&1 | tail -1", "failed", "unknown"),
         ("npx eslint warn 2>&1 | tail -1", "succeeded", "unknown"),
         ("npx eslint err 2>&1 | tail -2", "failed", "failed"),  # "2 errors and 1 warning potentially fixable"
@@ -124,5 +126,12 @@ def test_what_git_says_when_a_change_is_done_is_its_success_behind_a_tail(comman
 
 
 def test_a_git_change_whose_tail_says_nothing_of_it_stays_unknown():
-    assert outcomes("git merge topic 2>&1 | tail -1", "failed") == {"unknown"}
-    assert outcomes("git pull 2>&1 | tail -1", "failed") == {"unknown"}
+    assert outcomes("git pull 2>&1 | tail -1", "failed") == {"unknown"}  # the blank end of its advice
+
+
+def test_what_a_tail_leaves_of_a_compiler_error_or_a_git_refusal_is_the_failure_and_its_reason():
+    for command, why in (("gcc -Wall -o bad bad.c 2>&1 | tail -1", "gcc -Wall -o bad bad.c: undeclared identifier"),
+                         ("git merge topic 2>&1 | tail -1", "merge: topic - not something we can merge")):
+        assert outcomes(command, "failed") == {"failed"}
+        draft = draft_of(real_run(command, "failed", PIPES))
+        assert draft.type == "bugfix" and draft.title.endswith(why), draft.title

@@ -32,8 +32,19 @@ def test_what_a_tail_leaves_of_a_reader_or_git_error_is_a_failure(command):
 
 
 def test_a_git_change_behind_a_tail_needs_its_own_summary_to_be_called_a_success():
-    assert outcomes("git push 2>&1 | tail -2", "failed") == {"unknown"}  # "    git push <name>": no claim
     assert outcomes("git revert --no-edit HEAD | tail -1", "succeeded") == {"succeeded"}  # its diffstat
+    # "    git push <name>" ends only git's "No configured push destination" advice
+    assert outcomes("git push 2>&1 | tail -2", "failed") == {"failed"}
+    assert draft_of(real_run("git push 2>&1 | tail -2", "failed", FOURTH)).title.endswith(
+        "git push: no configured push destination")
+
+
+def test_a_runners_failures_counted_by_grep_or_marked_by_the_dot_reporter_are_a_failure():
+    counted = "python -m pytest -p no:cacheprovider -q tests/test_many.py 2>&1 | grep -c FAILED"
+    assert outcomes(counted, "failed") == {"failed"}  # "9"
+    assert draft_of(real_run(counted, "failed", FOURTH)).title.endswith("9 lines with FAILED")
+    assert outcomes("npx mocha spec --reporter dot 2>&1 | head -4", "failed") == {"failed"}  # "!."
+
 
 
 def test_a_dotted_python_exception_at_the_end_is_a_failure_and_the_reason():
