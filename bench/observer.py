@@ -6,15 +6,19 @@ node --test, npm, jest, vitest, mocha, tsc, eslint, cargo build/test/run/clippy,
 make, javac/java, git in many states, docker without a daemon, curl, sh scripts), each
 with its truth: the exit status of the command itself (the first command of a pipe).
 
-Each run is delivered three ways (tests/fixtures/observer/deliveries.py): the payload the
+Each run is delivered four ways (tests/fixtures/observer/deliveries.py): the payload the
 real Claude Code CLI sends (PostToolUse / PostToolUseFailure, truncation and
-persistedOutputPath as measured), "Exit code N\\n..." text, and Codex's exec text. Per
-delivery: outcome accuracy, success claims for failed runs, failure claims for passing
-runs, unknowns. Per session (the runs and edits in their real order, Claude Code
-payloads): "Fixed" records against the truth (the same command in the same directory
-passes after failing, with an edit or an install in between), next to the pre-issue-34
-rule (a failure remembered by command head or test runner, no change needed) as the
-baseline; and "Tests pass" in the session summary for a command whose last run failed.
+persistedOutputPath as measured), "Exit code N\\n..." text, Codex's exec text as documented
+("Exit code: N\\nWall time: ...") and as the real Codex 0.171 shows it ("Process exited with
+code N", recorded by codex_shapes.py). A fifth row, "codex hook", is what Codex 0.171's
+PostToolUse hook gets: the output alone, no exit code, so only the output can tell; it is
+held to no false claim but not to the accuracy target. Per delivery: outcome accuracy,
+success claims for failed runs, failure claims for passing runs, unknowns. Per session (the
+runs and edits in their real order, Claude Code payloads): "Fixed" records against the
+truth (the same command in the same directory passes after failing, with an edit or an
+install in between), next to the pre-issue-34 rule (a failure remembered by command head or
+test runner, no change needed) as the baseline; and "Tests pass" in the session summary for
+a command whose last run failed.
 
     .venv/bin/python -m bench.observer
 """
@@ -33,6 +37,7 @@ from capture.observer import observe
 from capture.observer_shell import shell_verdict
 from tests.fixtures.observer.deliveries import (
     DELIVERIES,
+    HOOK_DELIVERY,
     RUN_SETS,
     all_runs,
     load_sessions,
@@ -150,7 +155,7 @@ def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
 
 def main() -> int:
     met = True
-    totals: dict[str, Counter[str]] = {d: Counter() for d in DELIVERIES}
+    totals: dict[str, Counter[str]] = {d: Counter() for d in (*DELIVERIES, HOOK_DELIVERY)}
     with tempfile.TemporaryDirectory() as tmp:
         for run_set in RUN_SETS:
             met &= report(run_set, Path(tmp), totals)
@@ -180,12 +185,12 @@ def report(run_set: str, persist: Path, totals: dict[str, Counter[str]]) -> bool
     print(f"\n{run_set}: real runs: {len(runs)} ({truth['failed']} failed, {truth['succeeded']} succeeded, "
           f"{sum(r['piped'] for r in runs)} piped)")
     rows, unknown = {}, {}
-    for delivery in DELIVERIES:
+    for delivery in (*DELIVERIES, HOOK_DELIVERY):
         rows[delivery], unknown[delivery] = score_delivery(delivery, persist, run_set)
         totals[delivery].update(rows[delivery])
     print_table(rows)
-    ok = all(c["right"] / c["runs"] >= TARGET_ACCURACY and not (c["false success"] or c["false failure"]
-             or c["claiming unknown"]) for c in rows.values())
+    ok = all((d == HOOK_DELIVERY or c["right"] / c["runs"] >= TARGET_ACCURACY) and not (
+        c["false success"] or c["false failure"] or c["claiming unknown"]) for d, c in rows.items())
     for run in unknown[DELIVERIES[0]]:  # what the output said, so a reader can judge each unknown
         last = next((line for line in reversed(run["output"].splitlines()) if line.strip()), "(no output)")
         print(f"  unknown, truly {run['truth']:<9}  {run['command'][:70]:<72} last line: {last.strip()[:60]!r}")

@@ -94,7 +94,8 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
     if vcs and vcs.group(2) in _VCS_CHANGES:
         return "change", f"{vcs.group(1)} {vcs.group(2)}: {short}", ["what-changed"]
     if kind == "inspect" or (vcs and vcs.group(2) in _VCS_READS):
-        return "discovery", f"Inspected: {short}", ["how-it-works"]
+        # what it showed is the point; a host that sent no exit code (Codex's hook) leaves its end unsaid
+        return "discovery", f"Inspected: {short}{_unsaid(verdict)}", ["how-it-works"]
     said = f" ({verdict.counts})" if verdict.succeeded and verdict.counts else ""  # "Success: no issues found..."
     return "change", f"Ran: {short}{said}", ["what-changed"]
 
@@ -173,14 +174,26 @@ def _shell_parts(response: Any) -> tuple[str, int | None, bool]:
         exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
         return text, exit_code, bool(response.get("interrupted"))
     text = response if isinstance(response, str) else json.dumps(response) if response is not None else ""
-    match = _EXIT_CODE_TEXT.match(text)
-    return (text[match.end():], int(match.group(1)), False) if match else (text, None, False)
+    match = _EXIT_CODE_TEXT.match(text) or _UNIFIED_EXEC_TEXT.match(text)
+    if not match:
+        return _CODEX_CUT.sub("", text, count=1), None, False
+    said = match.group(1)
+    return _CODEX_CUT.sub("", text[match.end():], count=1), int(said) if said else None, False
 
 
 # Claude Code's failure text "Exit code N\n<output>", and Codex's exec output
 # "Exit code: N\nWall time: S seconds\n[Total output lines: L\n]Output:\n<output>".
 _EXIT_CODE_TEXT = re.compile(r"\s*(?:Error:\s*)?Exit code:? (\d+)\r?\n?(?:Wall time: [^\n]*\n"
                              r"(?:Total output lines: \d+\n)?Output:\r?\n?)?")
+# Codex 0.171's exec_command output, as recorded with the real CLI (codex_payloads.json): "Chunk
+# ID: X\nWall time: S seconds\nProcess exited with code N\nOriginal token count: T\nOutput:\n...";
+# a command still running says "Process running with session ID N" and no code.
+_UNIFIED_EXEC_TEXT = re.compile(r"\s*(?:Chunk ID: \w+\n)?Wall time: [^\n]*\n(?:Process exited with code (\d+)\n|"
+                                r"Process running with session ID \d+\n)?(?:Original token count: \d+\n)?"
+                                r"Output:\r?\n?")
+# What Codex puts before an output it cut to its first and last 5,000 characters (around "…N
+# chars truncated…"); its PostToolUse hook sends the output so, without the lines above.
+_CODEX_CUT = re.compile(r"^Warning: truncated output \(original token count: \d+\)\nTotal output lines: \d+\n\n")
 
 
 def _persisted_tail(response: dict) -> str:
