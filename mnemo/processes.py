@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemo.config import Settings, local_services
+from mnemo.health import unix_healthy
 from mnemo.logfile import open_private_append
 from mnemo.logs import get_logger
 from mnemo.pids import pid_alive as pid_alive  # re-exported: defined where hooks can afford it
@@ -43,9 +44,14 @@ _DETACHED: list[subprocess.Popen] = []
 
 # -- health --------------------------------------------------------------------------
 def service_healthy(settings: Settings, service: str, timeout: float = 1.0) -> bool:
+    address = settings.address(service)
+    if address.startswith("unix:") and not settings.tls_ca:
+        # Standard library only: the supervisor, which checks health and nothing else, never
+        # imports grpc (mnemo.health says what that saves).
+        return unix_healthy(address.removeprefix("unix:").removeprefix("//"), timeout)
     from mnemo.grpc_client import check_health
 
-    return check_health(settings.address(service), timeout=timeout, tls_ca=settings.tls_ca)
+    return check_health(address, timeout=timeout, tls_ca=settings.tls_ca)
 
 
 def all_healthy(settings: Settings) -> bool:
