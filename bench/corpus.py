@@ -101,7 +101,7 @@ def run_one(embedder: str, observations: int) -> dict:
         final = events[-1]
         if final.phase != "done":
             raise RuntimeError(f"priming failed: {final.message}")
-        hits = vector.QueryCorpus(vector_pb2.QueryCorpusRequest(corpus="bench", text="cache", limit=1))
+        hits = vector.QueryCorpus(vector_pb2.QueryCorpusRequest(corpus="bench", project="bench", text="cache", limit=1))
         assert hits.passages
         embed_events = sum(e.phase == "embed" for e in events)
         passages = sum(len(observation_passages(observation(i))) for i in range(observations))

@@ -73,7 +73,8 @@ class PrimeRelay:
         progress = Progress(call.progress)
         heartbeat = asyncio.ensure_future(progress.heartbeat(call.heartbeat_interval_s, time.monotonic()))
         try:
-            final = await self._relay(call, search_pb2.CorpusNameRequest(name=name), progress)
+            request = search_pb2.CorpusNameRequest(name=name, project=args.get("project", ""))
+            final = await self._relay(call, request, progress)
         finally:
             heartbeat.cancel()
         if final is None:

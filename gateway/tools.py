@@ -138,10 +138,16 @@ SEARCH_ARGUMENTS = {**_DATES, "order_by": "orderBy", "categories": "type", "obs_
 _CORPUS_JOB_RETRY = "The job may still run: check list_corpora before starting it again."
 
 
+def _corpus_name_request(a: Args) -> search_pb2.CorpusNameRequest:
+    return search_pb2.CorpusNameRequest(name=a["name"], project=a.get("project", ""))
+
+
 def _corpus_tool(name: str, description: str, handler: Handler, *, also_needs: tuple[str, ...] = (),
                  retry_note: str = _CORPUS_JOB_RETRY) -> ToolSpec:
-    """A corpus tool whose only argument is the corpus name."""
-    return ToolSpec(name=name, description=description, input_schema=obj({"name": corpus_name()}, required=["name"]),
+    """A corpus tool whose arguments are the corpus name and, when corpora of several of the
+    caller's projects share the name, its project (names are each project's own)."""
+    return ToolSpec(name=name, description=description,
+                    input_schema=obj({"name": corpus_name(), "project": project()}, required=["name"]),
                     handler=handler, capability="corpus", also_needs=also_needs, read_only=False,
                     retry_note=retry_note)
 
@@ -313,11 +319,12 @@ MEMORY_TOOLS: list[ToolSpec] = [
             "name": corpus_name(),
             "question": string(max_length=v.CORPUS_QUESTION_MAX_CHARS, min_length=1),
             "limit": integer("", 1, v.CORPUS_PASSAGES_MAX, default=v.CORPUS_PASSAGES_DEFAULT),
+            "project": project(),
         }, required=["name", "question"]),
         handler=Unary(
             lambda stub: stub.QueryCorpus,
             lambda a: search_pb2.QueryCorpusToolRequest(name=a["name"], question=a["question"],
-                                                        limit=a.get("limit", 0)),
+                                                        limit=a.get("limit", 0), project=a.get("project", "")),
             text_only,
             timeout=QUERY_CORPUS_TIMEOUT_S,
         ),
@@ -327,7 +334,7 @@ MEMORY_TOOLS: list[ToolSpec] = [
         retry_note="The question may have been added to the corpus's session; a retry asks it again.",
     ),
     _corpus_tool("rebuild_corpus", "Re-run a corpus's stored filter; its index becomes stale.",
-                 Unary(lambda stub: stub.RebuildCorpus, lambda a: search_pb2.CorpusNameRequest(name=a["name"]),
+                 Unary(lambda stub: stub.RebuildCorpus, _corpus_name_request,
                        text_only), retry_note="Retrying is safe: a rebuild re-runs the same stored filter."),
     _corpus_tool("reprime_corpus", "Clear a corpus's session history and prime it again.",
                  PrimeRelay(lambda stub: stub.ReprimeCorpus), also_needs=("vector",)),

@@ -83,9 +83,9 @@ class Curation:
 
     def _corpora_holding(self, observation_id: int) -> list[str]:
         store = self.backend.store.stub
-        names = [c.name for c in store.ListCorpora(store_pb2.ListCorporaRequest()).corpora]
-        return [name for name in names
-                if observation_id in store.GetCorpus(store_pb2.GetCorpusRequest(name=name)).observation_ids]
+        corpora = store.ListCorpora(store_pb2.ListCorporaRequest()).corpora
+        return [c.name for c in corpora if observation_id in store.GetCorpus(
+            store_pb2.GetCorpusRequest(name=c.name, project=c.filter.project)).observation_ids]
 
     def overview(self, request: search_pb2.OverviewRequest) -> search_pb2.OverviewReply:
         store = self.backend.store.stub

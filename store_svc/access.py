@@ -11,7 +11,8 @@ servicer with the rule of its method (the table `RULES` below):
 - reads are confined to the token's projects: listings and searches get the scope as a
   filter (`Filters.scope_projects`, replaced for a confined token, so no client widens it),
   fetches by id leave other projects' records out, and a timeline anchor, corpus or cursor
-  of another project (or user) is NOT_FOUND with the same message as a nonexistent one;
+  of another project (or user) is NOT_FOUND with the same message as a nonexistent one
+  (corpus names are each project's own, so a name held elsewhere is simply free);
 - counts (Stats, Activity) are summed over the token's projects only;
 - the change feed, raw deletes, leases and token administration need the service token
   (`ADMIN_ONLY`); cursors are each user's own, and users' cursor calls run on the server's clock.
@@ -183,32 +184,17 @@ def _read_work_state(store: Store, request: Any, call: Callable[[Any], Any]) -> 
     return reply
 
 
-def _corpus_not_found(name: str) -> NotFound:
-    return NotFound(f"corpus {name[:64]!r} not found; list_corpora shows the existing ones")
-
-
-def _visible_corpus(store: Store, name: str) -> bool:
-    try:
-        corpus = store.get_corpus(store_pb2.GetCorpusRequest(name=name))
-    except NotFound:
-        return True  # nothing there: the write may create it
-    return identity.may_access(corpus.filter.project)
-
-
 def _put_corpus(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
     if _scope() is not None:
         identity.require_writable("filter.project", request.filter.project)
-        if request.name and not _visible_corpus(store, request.name):
-            # Neutral: names no project, and says nothing a failed create would not (corpus
-            # names are shared by every project of a server; per-project names are not done).
-            raise PermissionDenied("name: not available to this token; choose another corpus name")
+    # Names are each project's own (migration 12): a name another project holds is free here.
     return call(request)
 
 
 def _get_corpus(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
-    reply = call(request)
-    if not identity.may_access(reply.filter.project):
-        raise _corpus_not_found(request.name)
+    reply = call(request)  # the store looks only among the caller's projects' corpora
+    if not identity.may_access(reply.filter.project):  # never reached; kept as a second lock
+        raise NotFound(f"corpus {request.name[:64]!r} not found; list_corpora shows the existing ones")
     return reply
 
 
@@ -219,12 +205,6 @@ def _list_corpora(store: Store, request: Any, call: Callable[[Any], Any]) -> Any
         del reply.corpora[:]
         reply.corpora.extend(kept)
     return reply
-
-
-def _update_corpus(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
-    if _scope() is not None and not _visible_corpus(store, request.name):
-        raise _corpus_not_found(request.name)
-    return call(request)
 
 
 def _export(store: Store, request: Any, call: Callable[[Any], Any]) -> Iterator[Any]:
@@ -320,7 +300,7 @@ RULES: dict[str, Rule] = {
     "PutCorpus": _put_corpus,
     "GetCorpus": _get_corpus,
     "ListCorpora": _list_corpora,
-    "UpdateCorpus": _update_corpus,
+    "UpdateCorpus": _open,  # the store finds only the caller's projects' corpora (state.py)
     "Export": _export,
     "Import": _import,
     "Forget": _forget,

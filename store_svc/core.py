@@ -447,7 +447,7 @@ class Store:
 
     def get_corpus(self, request: store_pb2.GetCorpusRequest) -> store_pb2.Corpus:
         with self.reading() as conn:
-            return state.get_corpus(conn, request.name)
+            return state.get_corpus(conn, request.name, request.project)
 
     def list_corpora(self, request: store_pb2.ListCorporaRequest) -> store_pb2.ListCorporaResponse:
         with self.reading() as conn:

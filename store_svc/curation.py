@@ -131,20 +131,21 @@ def _trim_corpora(conn: Conn, observation_ids: set[int], project: str) -> int:
     """Corpora quote what they hold: trim their snapshots and drop what was derived from the
     forgotten records (digest, question/answer history); a project's own corpora go entirely."""
     changed = 0
-    for row in conn.execute("SELECT name, filter_json, observation_ids FROM corpora").fetchall():
-        if project and json.loads(row["filter_json"] or "{}").get("project") == project:
-            conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (row["name"],))
-            conn.execute("DELETE FROM corpora WHERE name = ?", (row["name"],))
+    for row in conn.execute("SELECT project, name, observation_ids FROM corpora").fetchall():
+        key = (row["project"], row["name"])  # a corpus is its project's (migration 12)
+        if project and row["project"] == project:
+            conn.execute("DELETE FROM corpus_history WHERE corpus_project = ? AND corpus_name = ?", key)
+            conn.execute("DELETE FROM corpora WHERE project = ? AND name = ?", key)
             changed += 1
             continue
         held = json.loads(row["observation_ids"] or "[]")
         kept = [i for i in held if i not in observation_ids]
         if len(kept) == len(held):
             continue
-        conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (row["name"],))
+        conn.execute("DELETE FROM corpus_history WHERE corpus_project = ? AND corpus_name = ?", key)
         conn.execute(
             "UPDATE corpora SET observation_ids = ?, digest_json = '', priming_state = CASE WHEN priming_state = "
-            "'unprimed' THEN 'unprimed' ELSE 'stale' END WHERE name = ?", (json.dumps(kept), row["name"]))
+            "'unprimed' THEN 'unprimed' ELSE 'stale' END WHERE project = ? AND name = ?", (json.dumps(kept), *key))
         changed += 1
     return changed
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -142,6 +143,8 @@ _CORPUS_UPDATE = ", ".join(f"{c} = excluded.{c}" for c in (
 
 
 def put_corpus(conn: Conn, corpus: store_pb2.Corpus) -> store_pb2.Corpus:
+    """Create or replace the corpus `name` of its filter's project: names are each project's own
+    (migration 12), so this never meets, nor tells of, another project's corpus."""
     name = _corpus_name(corpus.name)
     validate.max_chars("description", corpus.description, 2000)
     state = corpus.priming_state or "unprimed"
@@ -149,16 +152,18 @@ def put_corpus(conn: Conn, corpus: store_pb2.Corpus) -> store_pb2.Corpus:
     if corpus.digest_json:
         validate.json_text("digest_json", corpus.digest_json, validate.MAX_CURSOR_STATE_BYTES)
     now = now_ms()
-    row = conn.execute("SELECT created_at_epoch FROM corpora WHERE name = ?", (name,)).fetchone()
+    flt = cast(store_pb2.CorpusFilter, clean_strings(corpus.filter))
+    key = (flt.project, name)
+    row = conn.execute("SELECT created_at_epoch FROM corpora WHERE project = ? AND name = ?", key).fetchone()
     created = row["created_at_epoch"] if row else (corpus.created_at_epoch or now)
     conn.execute(
-        "INSERT INTO corpora(name, description, filter_json, observation_ids, stats_json, priming_state, "
-        "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-        f"ON CONFLICT (name) DO UPDATE SET {_CORPUS_UPDATE}",
+        "INSERT INTO corpora(project, name, description, filter_json, observation_ids, stats_json, priming_state, "
+        "last_job_json, digest_json, session_id, created_at_epoch, updated_at_epoch) "
+        f"VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (project, name) DO UPDATE SET {_CORPUS_UPDATE}",
         (
-            name,
+            *key,
             clean(corpus.description),
-            _to_json(clean_strings(corpus.filter)),
+            _to_json(flt),
             json.dumps(list(corpus.observation_ids)),
             _to_json(corpus.stats),
             state,
@@ -169,18 +174,37 @@ def put_corpus(conn: Conn, corpus: store_pb2.Corpus) -> store_pb2.Corpus:
             now,
         ),
     )
-    conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (name,))
+    conn.execute("DELETE FROM corpus_history WHERE corpus_project = ? AND corpus_name = ?", key)
     for turn in corpus.history:
-        _append_turn(conn, name, turn)
-    return get_corpus(conn, name)
+        _append_turn(conn, key, turn)
+    return _corpus_message(conn, _corpus_row(conn, name, flt.project))
 
 
-def _append_turn(conn: Conn, name: str, turn: store_pb2.CorpusTurn) -> None:
+def _append_turn(conn: Conn, key: tuple[str, str], turn: store_pb2.CorpusTurn) -> None:
     conn.execute(
-        "INSERT INTO corpus_history(corpus_name, question, answer, citations, created_at_epoch) VALUES (?,?,?,?,?)",
-        (name, clean(turn.question), clean(turn.answer), json.dumps(list(turn.citations)),
+        "INSERT INTO corpus_history(corpus_project, corpus_name, question, answer, citations, created_at_epoch) "
+        "VALUES (?,?,?,?,?,?)",
+        (*key, clean(turn.question), clean(turn.answer), json.dumps(list(turn.citations)),
          turn.created_at_epoch or now_ms()),
     )
+
+
+def _corpus_row(conn: Conn, name: str, project: str) -> Row:
+    """The corpus `name` of `project` that the caller may see; with no project, the one over all
+    projects if the caller may see it, else the only one of that name in the caller's projects.
+    Another project's corpus answers exactly like a name nobody holds."""
+    rows = [r for r in conn.execute("SELECT * FROM corpora WHERE name = ? ORDER BY project", (name,)).fetchall()
+            if identity.may_access(r["project"])]
+    exact = [r for r in rows if r["project"] == project]
+    if exact or project:
+        rows = exact
+    if not rows:
+        raise NotFound(f"corpus {name[:64]!r} not found; list_corpora shows the existing ones")
+    if len(rows) > 1:
+        projects = ", ".join(repr(r["project"]) for r in rows)
+        raise InvalidArgument("project", f"corpora called {name!r} are in several of your projects ({projects}); "
+                                         "name the project of the one you mean")
+    return rows[0]
 
 
 def _corpus_pb(row: Row) -> store_pb2.Corpus:
@@ -199,13 +223,15 @@ def _corpus_pb(row: Row) -> store_pb2.Corpus:
     return corpus
 
 
-def get_corpus(conn: Conn, name: str) -> store_pb2.Corpus:
-    row = conn.execute("SELECT * FROM corpora WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise NotFound(f"corpus {name[:64]!r} not found; list_corpora shows the existing ones")
+def get_corpus(conn: Conn, name: str, project: str = "") -> store_pb2.Corpus:
+    return _corpus_message(conn, _corpus_row(conn, name, project))
+
+
+def _corpus_message(conn: Conn, row: Row) -> store_pb2.Corpus:
     corpus = _corpus_pb(row)
     corpus.observation_ids.extend(json.loads(row["observation_ids"]))
-    for turn in conn.execute("SELECT * FROM corpus_history WHERE corpus_name = ? ORDER BY id", (name,)):
+    for turn in conn.execute("SELECT * FROM corpus_history WHERE corpus_project = ? AND corpus_name = ? ORDER BY id",
+                             (row["project"], row["name"])):
         corpus.history.add(
             question=turn["question"],
             answer=turn["answer"],
@@ -216,13 +242,15 @@ def get_corpus(conn: Conn, name: str) -> store_pb2.Corpus:
 
 
 def list_corpora(conn: Conn) -> store_pb2.ListCorporaResponse:
-    rows = conn.execute("SELECT * FROM corpora ORDER BY name")
+    rows = conn.execute("SELECT * FROM corpora ORDER BY name, project")
     return store_pb2.ListCorporaResponse(corpora=[_corpus_pb(r) for r in rows])
 
 
 def update_corpus(conn: Conn, request: store_pb2.UpdateCorpusRequest) -> store_pb2.Corpus:
     name = _corpus_name(request.name)
-    current = get_corpus(conn, name)
+    row = _corpus_row(conn, name, request.project)
+    key = (row["project"], name)
+    current = _corpus_pb(row)
     if request.expected_state and request.expected_state != current.priming_state:
         raise Aborted(
             f"corpus {name} is {current.priming_state}, not {request.expected_state}; read it again before changing it"
@@ -237,9 +265,9 @@ def update_corpus(conn: Conn, request: store_pb2.UpdateCorpusRequest) -> store_p
     if request.session_id:
         changes["session_id"] = validate.identifier("session_id", request.session_id)
     assignments = ", ".join(f"{column} = ?" for column in changes)
-    conn.execute(f"UPDATE corpora SET {assignments} WHERE name = ?", (*changes.values(), name))
+    conn.execute(f"UPDATE corpora SET {assignments} WHERE project = ? AND name = ?", (*changes.values(), *key))
     if request.clear_history:
-        conn.execute("DELETE FROM corpus_history WHERE corpus_name = ?", (name,))
+        conn.execute("DELETE FROM corpus_history WHERE corpus_project = ? AND corpus_name = ?", key)
     if request.HasField("append_turn"):
-        _append_turn(conn, name, request.append_turn)
-    return get_corpus(conn, name)
+        _append_turn(conn, key, request.append_turn)
+    return _corpus_message(conn, _corpus_row(conn, name, key[0]))

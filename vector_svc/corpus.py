@@ -13,7 +13,7 @@ from chromadb.errors import NotFoundError
 
 from mnemo.errors import Aborted, FailedPrecondition, InvalidArgument, Unavailable
 from mnemo.v1 import vector_pb2
-from mnemo.vocab import CORPUS_NAME_PATTERN, CORPUS_NAME_RE, CORPUS_PASSAGES_DEFAULT
+from mnemo.vocab import CORPUS_NAME_PATTERN, CORPUS_NAME_RE, CORPUS_PASSAGES_DEFAULT, PROJECT_MAX_BYTES
 from vector_svc.embedders import Embedder
 from vector_svc.index import (
     ChromaConnection,
@@ -40,8 +40,20 @@ def validate_corpus_name(name: str) -> str:
     return name
 
 
-def collection_name(corpus: str) -> str:
-    """`corpus_<name>`, or a sanitised name plus a hash where the plain one breaks Chroma's rules."""
+def validate_project(project: str) -> str:
+    if len(project.encode("utf-8", "surrogatepass")) > PROJECT_MAX_BYTES:
+        raise InvalidArgument("project", f"at most {PROJECT_MAX_BYTES} bytes")
+    return project
+
+
+def collection_name(corpus: str, project: str = "") -> str:
+    """The collection of corpus `corpus` of `project` (names are each project's own).
+
+    A corpus over all projects (project '') keeps `corpus_<name>`, or a sanitised name plus a
+    hash where the plain one breaks Chroma's rules (as before corpora had projects); a project's
+    is `pcorpus_` and a hash of both, a prefix no name of the first kind can produce."""
+    if project:
+        return "pcorpus_" + hashlib.sha256(f"{project}\x00{corpus}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
     plain = f"corpus_{corpus}"
     if CHROMA_NAME.match(plain) and ".." not in plain:
         return plain
@@ -73,16 +85,17 @@ class Corpora:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
-    def _writing(self, corpus: str) -> threading.Lock:
+    def _writing(self, collection: str) -> threading.Lock:
         with self._locks_guard:
-            return self._locks.setdefault(corpus, threading.Lock())
+            return self._locks.setdefault(collection, threading.Lock())
 
     def _remedy(self, corpus: str) -> str:
         return f"re-prime corpus {corpus!r} (reprime_corpus) to rebuild it with the configured model"
 
     def upsert(self, corpus: str, documents: Sequence[vector_pb2.CorpusDocument], reset: bool,
-               generation: str = "") -> int:
+               generation: str = "", project: str = "") -> int:
         validate_corpus_name(corpus)
+        validate_project(project)
         if len(generation) > MAX_ID:
             raise InvalidArgument("generation", f"at most {MAX_ID} characters")
         if len(documents) > MAX_DOCUMENTS:
@@ -96,8 +109,8 @@ class Corpora:
             ids.append(doc.id)
         if len(set(ids)) != len(ids):
             raise InvalidArgument("documents", "ids must be unique within one call")
-        with self._writing(corpus), chroma_errors(self.connection.backend):
-            collection = self._for_batch(corpus, reset, generation)
+        with self._writing(collection_name(corpus, project)), chroma_errors(self.connection.backend):
+            collection = self._for_batch(corpus, project, reset, generation)
             try:
                 if documents:
                     vectors = embed_all(self.embedder, [d.text for d in documents])
@@ -111,7 +124,7 @@ class Corpora:
             except NotFoundError:  # dropped or reset by another replica meanwhile
                 raise _superseded(corpus) from None
 
-    def _for_batch(self, corpus: str, reset: bool, generation: str) -> Collection:
+    def _for_batch(self, corpus: str, project: str, reset: bool, generation: str) -> Collection:
         """The collection a batch of job `generation` goes into (see UpsertCorpusDocumentsRequest).
 
         Fenced by the generation held in the collection's metadata rather than by a lock, since
@@ -122,7 +135,7 @@ class Corpora:
         collection; the job then sees fewer documents than it sent and fails (search_svc
         corpus/job.py), rather than leaving a corpus primed on part of its passages."""
         client = self.connection.client()
-        name = collection_name(corpus)
+        name = collection_name(corpus, project)
         found = find_collection(client, name, self.embedder, self._remedy(corpus))
         held = str((found.metadata or {}).get("generation", "")) if found is not None else ""
         if generation and held > generation:
@@ -139,16 +152,15 @@ class Corpora:
         return open_collection(client, name, self.embedder, collection_metadata(self.embedder, corpus=corpus, **extra),
                                self._remedy(corpus))
 
-    def query(self, corpus: str, text: str, limit: int) -> list[vector_pb2.CorpusPassage]:
+    def query(self, corpus: str, text: str, limit: int, project: str = "") -> list[vector_pb2.CorpusPassage]:
         validate_corpus_name(corpus)
+        name = collection_name(corpus, validate_project(project))
         limit = validate_limit(limit, CORPUS_PASSAGES_DEFAULT, MAX_PASSAGES, "limit")
         text = validate_text(text, "text")
         with chroma_errors(self.connection.backend):
-            collection = find_collection(
-                self.connection.client(), collection_name(corpus), self.embedder, self._remedy(corpus)
-            )
+            collection = find_collection(self.connection.client(), name, self.embedder, self._remedy(corpus))
             if collection is None:
-                if self._writing(corpus).locked():
+                if self._writing(name).locked():
                     raise _rebuilding(corpus)
                 raise FailedPrecondition(
                     f"corpus {corpus!r} has no passages yet; prime it first (prime_corpus)"
@@ -171,11 +183,12 @@ class Corpora:
             )
         ]
 
-    def drop(self, corpus: str) -> bool:
+    def drop(self, corpus: str, project: str = "") -> bool:
         validate_corpus_name(corpus)
-        with self._writing(corpus), chroma_errors(self.connection.backend):
+        name = collection_name(corpus, validate_project(project))
+        with self._writing(name), chroma_errors(self.connection.backend):
             try:
-                self.connection.client().delete_collection(collection_name(corpus))
+                self.connection.client().delete_collection(name)
             except NotFoundError:
                 return False
         return True

@@ -46,14 +46,15 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
 
     def UpsertCorpusDocuments(self, request, context):
         with self.activity.using():
-            count = self.corpora.upsert(request.corpus, request.documents, request.reset, request.generation)
+            count = self.corpora.upsert(request.corpus, request.documents, request.reset, request.generation,
+                                       request.project)
         return vector_pb2.UpsertCorpusDocumentsResponse(documents=count)
 
     def QueryCorpus(self, request, context):
         with self.activity.using():
-            passages = self.corpora.query(request.corpus, request.text, request.limit)
+            passages = self.corpora.query(request.corpus, request.text, request.limit, request.project)
         return vector_pb2.QueryCorpusResponse(passages=passages)
 
     def DropCorpus(self, request, context):
         with self.activity.using():
-            return vector_pb2.DropCorpusResponse(dropped=self.corpora.drop(request.corpus))
+            return vector_pb2.DropCorpusResponse(dropped=self.corpora.drop(request.corpus, request.project))

@@ -318,10 +318,12 @@ class ListCorporaReply(_message.Message):
     def __init__(self, text: _Optional[str] = ..., corpora: _Optional[_Iterable[_Union[_store_pb2.Corpus, _Mapping]]] = ...) -> None: ...
 
 class CorpusNameRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "project")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    project: str
+    def __init__(self, name: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
 
 class PrimeEvent(_message.Message):
     __slots__ = ("phase", "done", "total", "message", "result_text", "final", "corpus")
@@ -342,14 +344,16 @@ class PrimeEvent(_message.Message):
     def __init__(self, phase: _Optional[str] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., message: _Optional[str] = ..., result_text: _Optional[str] = ..., final: _Optional[bool] = ..., corpus: _Optional[_Union[_store_pb2.Corpus, _Mapping]] = ...) -> None: ...
 
 class QueryCorpusToolRequest(_message.Message):
-    __slots__ = ("name", "question", "limit")
+    __slots__ = ("name", "question", "limit", "project")
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     name: str
     question: str
     limit: int
-    def __init__(self, name: _Optional[str] = ..., question: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    project: str
+    def __init__(self, name: _Optional[str] = ..., question: _Optional[str] = ..., limit: _Optional[int] = ..., project: _Optional[str] = ...) -> None: ...
 
 class QueryCorpusReply(_message.Message):
     __slots__ = ("text", "passages", "answer", "citations")

@@ -484,10 +484,12 @@ class Corpus(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., filter: _Optional[_Union[CorpusFilter, _Mapping]] = ..., observation_ids: _Optional[_Iterable[int]] = ..., stats: _Optional[_Union[CorpusStats, _Mapping]] = ..., priming_state: _Optional[str] = ..., last_job: _Optional[_Union[CorpusJob, _Mapping]] = ..., digest_json: _Optional[str] = ..., session_id: _Optional[str] = ..., history: _Optional[_Iterable[_Union[CorpusTurn, _Mapping]]] = ..., created_at_epoch: _Optional[int] = ..., updated_at_epoch: _Optional[int] = ...) -> None: ...
 
 class GetCorpusRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "project")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    project: str
+    def __init__(self, name: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
 
 class ListCorporaRequest(_message.Message):
     __slots__ = ()
@@ -500,7 +502,7 @@ class ListCorporaResponse(_message.Message):
     def __init__(self, corpora: _Optional[_Iterable[_Union[Corpus, _Mapping]]] = ...) -> None: ...
 
 class UpdateCorpusRequest(_message.Message):
-    __slots__ = ("name", "priming_state", "last_job", "digest_json", "session_id", "append_turn", "clear_history", "expected_state")
+    __slots__ = ("name", "priming_state", "last_job", "digest_json", "session_id", "append_turn", "clear_history", "expected_state", "project")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PRIMING_STATE_FIELD_NUMBER: _ClassVar[int]
     LAST_JOB_FIELD_NUMBER: _ClassVar[int]
@@ -509,6 +511,7 @@ class UpdateCorpusRequest(_message.Message):
     APPEND_TURN_FIELD_NUMBER: _ClassVar[int]
     CLEAR_HISTORY_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_STATE_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     name: str
     priming_state: str
     last_job: CorpusJob
@@ -517,7 +520,8 @@ class UpdateCorpusRequest(_message.Message):
     append_turn: CorpusTurn
     clear_history: bool
     expected_state: str
-    def __init__(self, name: _Optional[str] = ..., priming_state: _Optional[str] = ..., last_job: _Optional[_Union[CorpusJob, _Mapping]] = ..., digest_json: _Optional[str] = ..., session_id: _Optional[str] = ..., append_turn: _Optional[_Union[CorpusTurn, _Mapping]] = ..., clear_history: _Optional[bool] = ..., expected_state: _Optional[str] = ...) -> None: ...
+    project: str
+    def __init__(self, name: _Optional[str] = ..., priming_state: _Optional[str] = ..., last_job: _Optional[_Union[CorpusJob, _Mapping]] = ..., digest_json: _Optional[str] = ..., session_id: _Optional[str] = ..., append_turn: _Optional[_Union[CorpusTurn, _Mapping]] = ..., clear_history: _Optional[bool] = ..., expected_state: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
 
 class ExportRequest(_message.Message):
     __slots__ = ("project",)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from mnemo.v1 import common_pb2 as mnemo_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15mnemo/v1/vector.proto\x12\x08mnemo.v1\x1a\x15mnemo/v1/common.proto\"U\n\x12VectorQueryRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\"\n\x07\x66ilters\x18\x02 \x01(\x0b\x32\x11.mnemo.v1.Filters\x12\r\n\x05limit\x18\x03 \x01(\x05\"K\n\tVectorHit\x12\x1a\n\x03ref\x18\x01 \x01(\x0b\x32\r.mnemo.v1.Ref\x12\x10\n\x08\x64istance\x18\x02 \x01(\x01\x12\x10\n\x08\x63hunk_id\x18\x03 \x01(\t\"8\n\x13VectorQueryResponse\x12!\n\x04hits\x18\x01 \x03(\x0b\x32\x13.mnemo.v1.VectorHit\"\x14\n\x12VectorCountRequest\"$\n\x13VectorCountResponse\x12\r\n\x05\x63ount\x18\x01 \x01(\x03\"\x15\n\x13VectorStatusRequest\"\xa4\x01\n\x14VectorStatusResponse\x12\x11\n\twatermark\x18\x01 \x01(\x03\x12\x10\n\x08head_seq\x18\x02 \x01(\x03\x12\x0b\n\x03lag\x18\x03 \x01(\x03\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\x11\n\tdocuments\x18\x06 \x01(\x03\x12\x0f\n\x07\x62\x61\x63kend\x18\x07 \x01(\t\x12\x14\n\x0cmodel_loaded\x18\x08 \x01(\x08\"(\n\x11VectorSyncRequest\x12\x13\n\x0bmax_changes\x18\x01 \x01(\x05\"K\n\x12VectorSyncResponse\x12\x0f\n\x07\x61pplied\x18\x01 \x01(\x03\x12\x11\n\twatermark\x18\x02 \x01(\x03\x12\x11\n\tdocuments\x18\x03 \x01(\x03\"\x16\n\x14VectorRebuildRequest\"B\n\x0e\x43orpusDocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0eobservation_id\x18\x03 \x01(\x03\"~\n\x1cUpsertCorpusDocumentsRequest\x12\x0e\n\x06\x63orpus\x18\x01 \x01(\t\x12+\n\tdocuments\x18\x02 \x03(\x0b\x32\x18.mnemo.v1.CorpusDocument\x12\r\n\x05reset\x18\x03 \x01(\x08\x12\x12\n\ngeneration\x18\x04 \x01(\t\"2\n\x1dUpsertCorpusDocumentsResponse\x12\x11\n\tdocuments\x18\x01 \x01(\x03\"A\n\x12QueryCorpusRequest\x12\x0e\n\x06\x63orpus\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\"S\n\rCorpusPassage\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0eobservation_id\x18\x03 \x01(\x03\x12\x10\n\x08\x64istance\x18\x04 \x01(\x01\"@\n\x13QueryCorpusResponse\x12)\n\x08passages\x18\x01 \x03(\x0b\x32\x17.mnemo.v1.CorpusPassage\"#\n\x11\x44ropCorpusRequest\x12\x0e\n\x06\x63orpus\x18\x01 \x01(\t\"%\n\x12\x44ropCorpusResponse\x12\x0f\n\x07\x64ropped\x18\x01 \x01(\x08\x32\xef\x04\n\rVectorService\x12\x44\n\x05Query\x12\x1c.mnemo.v1.VectorQueryRequest\x1a\x1d.mnemo.v1.VectorQueryResponse\x12\x44\n\x05\x43ount\x12\x1c.mnemo.v1.VectorCountRequest\x1a\x1d.mnemo.v1.VectorCountResponse\x12G\n\x06Status\x12\x1d.mnemo.v1.VectorStatusRequest\x1a\x1e.mnemo.v1.VectorStatusResponse\x12\x41\n\x04Sync\x12\x1b.mnemo.v1.VectorSyncRequest\x1a\x1c.mnemo.v1.VectorSyncResponse\x12G\n\x07Rebuild\x12\x1e.mnemo.v1.VectorRebuildRequest\x1a\x1c.mnemo.v1.VectorSyncResponse\x12h\n\x15UpsertCorpusDocuments\x12&.mnemo.v1.UpsertCorpusDocumentsRequest\x1a\'.mnemo.v1.UpsertCorpusDocumentsResponse\x12J\n\x0bQueryCorpus\x12\x1c.mnemo.v1.QueryCorpusRequest\x1a\x1d.mnemo.v1.QueryCorpusResponse\x12G\n\nDropCorpus\x12\x1b.mnemo.v1.DropCorpusRequest\x1a\x1c.mnemo.v1.DropCorpusResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15mnemo/v1/vector.proto\x12\x08mnemo.v1\x1a\x15mnemo/v1/common.proto\"U\n\x12VectorQueryRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\"\n\x07\x66ilters\x18\x02 \x01(\x0b\x32\x11.mnemo.v1.Filters\x12\r\n\x05limit\x18\x03 \x01(\x05\"K\n\tVectorHit\x12\x1a\n\x03ref\x18\x01 \x01(\x0b\x32\r.mnemo.v1.Ref\x12\x10\n\x08\x64istance\x18\x02 \x01(\x01\x12\x10\n\x08\x63hunk_id\x18\x03 \x01(\t\"8\n\x13VectorQueryResponse\x12!\n\x04hits\x18\x01 \x03(\x0b\x32\x13.mnemo.v1.VectorHit\"\x14\n\x12VectorCountRequest\"$\n\x13VectorCountResponse\x12\r\n\x05\x63ount\x18\x01 \x01(\x03\"\x15\n\x13VectorStatusRequest\"\xa4\x01\n\x14VectorStatusResponse\x12\x11\n\twatermark\x18\x01 \x01(\x03\x12\x10\n\x08head_seq\x18\x02 \x01(\x03\x12\x0b\n\x03lag\x18\x03 \x01(\x03\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\x11\n\tdocuments\x18\x06 \x01(\x03\x12\x0f\n\x07\x62\x61\x63kend\x18\x07 \x01(\t\x12\x14\n\x0cmodel_loaded\x18\x08 \x01(\x08\"(\n\x11VectorSyncRequest\x12\x13\n\x0bmax_changes\x18\x01 \x01(\x05\"K\n\x12VectorSyncResponse\x12\x0f\n\x07\x61pplied\x18\x01 \x01(\x03\x12\x11\n\twatermark\x18\x02 \x01(\x03\x12\x11\n\tdocuments\x18\x03 \x01(\x03\"\x16\n\x14VectorRebuildRequest\"B\n\x0e\x43orpusDocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0eobservation_id\x18\x03 \x01(\x03\"\x8f\x01\n\x1cUpsertCorpusDocumentsRequest\x12\x0e\n\x06\x63orpus\x18\x01 \x01(\t\x12+\n\tdocuments\x18\x02 \x03(\x0b\x32\x18.mnemo.v1.CorpusDocument\x12\r\n\x05reset\x18\x03 \x01(\x08\x12\x12\n\ngeneration\x18\x04 \x01(\t\x12\x0f\n\x07project\x18\x05 \x01(\t\"2\n\x1dUpsertCorpusDocumentsResponse\x12\x11\n\tdocuments\x18\x01 \x01(\x03\"R\n\x12QueryCorpusRequest\x12\x0e\n\x06\x63orpus\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x0f\n\x07project\x18\x04 \x01(\t\"S\n\rCorpusPassage\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0eobservation_id\x18\x03 \x01(\x03\x12\x10\n\x08\x64istance\x18\x04 \x01(\x01\"@\n\x13QueryCorpusResponse\x12)\n\x08passages\x18\x01 \x03(\x0b\x32\x17.mnemo.v1.CorpusPassage\"4\n\x11\x44ropCorpusRequest\x12\x0e\n\x06\x63orpus\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\"%\n\x12\x44ropCorpusResponse\x12\x0f\n\x07\x64ropped\x18\x01 \x01(\x08\x32\xef\x04\n\rVectorService\x12\x44\n\x05Query\x12\x1c.mnemo.v1.VectorQueryRequest\x1a\x1d.mnemo.v1.VectorQueryResponse\x12\x44\n\x05\x43ount\x12\x1c.mnemo.v1.VectorCountRequest\x1a\x1d.mnemo.v1.VectorCountResponse\x12G\n\x06Status\x12\x1d.mnemo.v1.VectorStatusRequest\x1a\x1e.mnemo.v1.VectorStatusResponse\x12\x41\n\x04Sync\x12\x1b.mnemo.v1.VectorSyncRequest\x1a\x1c.mnemo.v1.VectorSyncResponse\x12G\n\x07Rebuild\x12\x1e.mnemo.v1.VectorRebuildRequest\x1a\x1c.mnemo.v1.VectorSyncResponse\x12h\n\x15UpsertCorpusDocuments\x12&.mnemo.v1.UpsertCorpusDocumentsRequest\x1a\'.mnemo.v1.UpsertCorpusDocumentsResponse\x12J\n\x0bQueryCorpus\x12\x1c.mnemo.v1.QueryCorpusRequest\x1a\x1d.mnemo.v1.QueryCorpusResponse\x12G\n\nDropCorpus\x12\x1b.mnemo.v1.DropCorpusRequest\x1a\x1c.mnemo.v1.DropCorpusResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -54,20 +54,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VECTORREBUILDREQUEST']._serialized_end=671
   _globals['_CORPUSDOCUMENT']._serialized_start=673
   _globals['_CORPUSDOCUMENT']._serialized_end=739
-  _globals['_UPSERTCORPUSDOCUMENTSREQUEST']._serialized_start=741
-  _globals['_UPSERTCORPUSDOCUMENTSREQUEST']._serialized_end=867
-  _globals['_UPSERTCORPUSDOCUMENTSRESPONSE']._serialized_start=869
-  _globals['_UPSERTCORPUSDOCUMENTSRESPONSE']._serialized_end=919
-  _globals['_QUERYCORPUSREQUEST']._serialized_start=921
-  _globals['_QUERYCORPUSREQUEST']._serialized_end=986
-  _globals['_CORPUSPASSAGE']._serialized_start=988
-  _globals['_CORPUSPASSAGE']._serialized_end=1071
-  _globals['_QUERYCORPUSRESPONSE']._serialized_start=1073
-  _globals['_QUERYCORPUSRESPONSE']._serialized_end=1137
-  _globals['_DROPCORPUSREQUEST']._serialized_start=1139
-  _globals['_DROPCORPUSREQUEST']._serialized_end=1174
-  _globals['_DROPCORPUSRESPONSE']._serialized_start=1176
-  _globals['_DROPCORPUSRESPONSE']._serialized_end=1213
-  _globals['_VECTORSERVICE']._serialized_start=1216
-  _globals['_VECTORSERVICE']._serialized_end=1839
+  _globals['_UPSERTCORPUSDOCUMENTSREQUEST']._serialized_start=742
+  _globals['_UPSERTCORPUSDOCUMENTSREQUEST']._serialized_end=885
+  _globals['_UPSERTCORPUSDOCUMENTSRESPONSE']._serialized_start=887
+  _globals['_UPSERTCORPUSDOCUMENTSRESPONSE']._serialized_end=937
+  _globals['_QUERYCORPUSREQUEST']._serialized_start=939
+  _globals['_QUERYCORPUSREQUEST']._serialized_end=1021
+  _globals['_CORPUSPASSAGE']._serialized_start=1023
+  _globals['_CORPUSPASSAGE']._serialized_end=1106
+  _globals['_QUERYCORPUSRESPONSE']._serialized_start=1108
+  _globals['_QUERYCORPUSRESPONSE']._serialized_end=1172
+  _globals['_DROPCORPUSREQUEST']._serialized_start=1174
+  _globals['_DROPCORPUSREQUEST']._serialized_end=1226
+  _globals['_DROPCORPUSRESPONSE']._serialized_start=1228
+  _globals['_DROPCORPUSRESPONSE']._serialized_end=1265
+  _globals['_VECTORSERVICE']._serialized_start=1268
+  _globals['_VECTORSERVICE']._serialized_end=1891
 # @@protoc_insertion_point(module_scope)

@@ -98,16 +98,18 @@ class CorpusDocument(_message.Message):
     def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., observation_id: _Optional[int] = ...) -> None: ...
 
 class UpsertCorpusDocumentsRequest(_message.Message):
-    __slots__ = ("corpus", "documents", "reset", "generation")
+    __slots__ = ("corpus", "documents", "reset", "generation", "project")
     CORPUS_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     RESET_FIELD_NUMBER: _ClassVar[int]
     GENERATION_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     corpus: str
     documents: _containers.RepeatedCompositeFieldContainer[CorpusDocument]
     reset: bool
     generation: str
-    def __init__(self, corpus: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[CorpusDocument, _Mapping]]] = ..., reset: _Optional[bool] = ..., generation: _Optional[str] = ...) -> None: ...
+    project: str
+    def __init__(self, corpus: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[CorpusDocument, _Mapping]]] = ..., reset: _Optional[bool] = ..., generation: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
 
 class UpsertCorpusDocumentsResponse(_message.Message):
     __slots__ = ("documents",)
@@ -116,14 +118,16 @@ class UpsertCorpusDocumentsResponse(_message.Message):
     def __init__(self, documents: _Optional[int] = ...) -> None: ...
 
 class QueryCorpusRequest(_message.Message):
-    __slots__ = ("corpus", "text", "limit")
+    __slots__ = ("corpus", "text", "limit", "project")
     CORPUS_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     corpus: str
     text: str
     limit: int
-    def __init__(self, corpus: _Optional[str] = ..., text: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    project: str
+    def __init__(self, corpus: _Optional[str] = ..., text: _Optional[str] = ..., limit: _Optional[int] = ..., project: _Optional[str] = ...) -> None: ...
 
 class CorpusPassage(_message.Message):
     __slots__ = ("id", "text", "observation_id", "distance")
@@ -144,10 +148,12 @@ class QueryCorpusResponse(_message.Message):
     def __init__(self, passages: _Optional[_Iterable[_Union[CorpusPassage, _Mapping]]] = ...) -> None: ...
 
 class DropCorpusRequest(_message.Message):
-    __slots__ = ("corpus",)
+    __slots__ = ("corpus", "project")
     CORPUS_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_FIELD_NUMBER: _ClassVar[int]
     corpus: str
-    def __init__(self, corpus: _Optional[str] = ...) -> None: ...
+    project: str
+    def __init__(self, corpus: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
 
 class DropCorpusResponse(_message.Message):
     __slots__ = ("dropped",)

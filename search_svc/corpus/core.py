@@ -57,7 +57,7 @@ class Corpora:
         self.settings = settings
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # notified whenever a job leaves _running
-        self._running: dict[str, threading.Event] = {}
+        self._running: dict[tuple[str, str], threading.Event] = {}
         self._closing = threading.Event()
 
     def capabilities(self) -> list[str]:
@@ -77,7 +77,9 @@ class Corpora:
         name = validate_name(req.name)
         description = bounded_text(req.description, "description", CORPUS_DESCRIPTION_MAX_CHARS)
         flt = normalize_filter(req)
-        previous = self._find(name)
+        previous = self._find(name, flt.project)
+        if previous is not None and previous.filter.project != flt.project:
+            previous = None  # names are each project's own: another project's corpus stays
         if previous is not None:
             self._refuse_while_priming(previous, "build_corpus")
         observations, matched = self._snapshot(flt)
@@ -88,7 +90,7 @@ class Corpora:
         )
         stored = self.backend.store.stub.PutCorpus(corpus)
         if previous is not None:
-            drop_collection(self.backend, name)  # the old index belongs to the replaced snapshot
+            drop_collection(self.backend, name, stored.filter.project)  # the old index: the replaced snapshot's
         log.info("corpus_built", corpus=name, observations=len(observations), matched=matched)
         return search_pb2.CorpusReply(text=render_built(stored, matched, "built"), corpus=stored)
 
@@ -100,7 +102,7 @@ class Corpora:
         """Re-run the stored filter. The index (if any) now describes an older snapshot, so the
         state becomes "stale"; the session, its history and the last job record are kept."""
         name = validate_name(req.name)
-        corpus = self._get(name)
+        corpus = self._get(name, req.project)
         self._refuse_while_priming(corpus, "rebuild_corpus")
         flt = store_pb2.CorpusFilter()
         flt.CopyFrom(corpus.filter)
@@ -161,14 +163,14 @@ class Corpora:
         return list(recent.rows), recent.total
 
     # -- store helpers -------------------------------------------------------------------
-    def _find(self, name: str) -> store_pb2.Corpus | None:
+    def _find(self, name: str, project: str) -> store_pb2.Corpus | None:
         try:
-            return self.backend.store.stub.GetCorpus(store_pb2.GetCorpusRequest(name=name))
+            return self.backend.store.stub.GetCorpus(store_pb2.GetCorpusRequest(name=name, project=project))
         except NotFound:
             return None
 
-    def _get(self, name: str) -> store_pb2.Corpus:
-        corpus = self._find(name)
+    def _get(self, name: str, project: str) -> store_pb2.Corpus:
+        corpus = self._find(name, project)
         if corpus is None:
             raise NotFound(f'corpus "{name}" does not exist; call list_corpora to see the corpora, '
                            "or build_corpus to create it")
@@ -176,7 +178,7 @@ class Corpora:
 
     def _job_alive(self, corpus: store_pb2.Corpus) -> bool:
         with self._lock:
-            if corpus.name in self._running:
+            if _key(corpus) in self._running:
                 return True
         if corpus.priming_state != "priming":
             return False
@@ -203,7 +205,8 @@ class Corpora:
     def _run_job(self, req: search_pb2.CorpusNameRequest, kind: str,
                  is_cancelled: Callable[[], bool]) -> Iterator[search_pb2.PrimeEvent]:
         name = validate_name(req.name)
-        corpus = self._get(name)
+        corpus = self._get(name, req.project)
+        key = _key(corpus)
         stop = self._claim(corpus, kind)
         try:
             job = PrimeJob(self.backend, corpus, kind, client_gone=is_cancelled, stopping=stop.is_set)
@@ -212,16 +215,16 @@ class Corpora:
                     # Free the name before the caller hears the end: the generator resumes
                     # only when gRPC asks for the next item, after the caller may have
                     # started the next job on this corpus.
-                    self._release(name, stop)
+                    self._release(key, stop)
                 yield event
         finally:
-            self._release(name, stop)
+            self._release(key, stop)
 
-    def _release(self, name: str, stop: threading.Event) -> None:
-        """Forget the job holding `stop` (a later job on the same name stays)."""
+    def _release(self, key: tuple[str, str], stop: threading.Event) -> None:
+        """Forget the job holding `stop` (a later job on the same corpus stays)."""
         with self._lock:
-            if self._running.get(name) is stop:
-                self._running.pop(name, None)
+            if self._running.get(key) is stop:
+                self._running.pop(key, None)
             self._idle.notify_all()
 
     def _register(self, corpus: store_pb2.Corpus, kind: str) -> threading.Event:
@@ -235,10 +238,10 @@ class Corpora:
         self._refuse_while_priming(corpus, f"{kind}_corpus")
         stop = threading.Event()
         with self._lock:
-            if name in self._running:
+            if _key(corpus) in self._running:
                 raise FailedPrecondition(f'corpus "{name}" is being primed right now; '
                                          "wait for the job to finish")
-            self._running[name] = stop
+            self._running[_key(corpus)] = stop
         return stop
 
     def _claim(self, corpus: store_pb2.Corpus, kind: str) -> threading.Event:
@@ -247,16 +250,16 @@ class Corpora:
         stop = self._register(corpus, kind)
         try:
             self.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
-                name=name, priming_state="priming",
+                name=name, project=corpus.filter.project, priming_state="priming",
                 last_job=store_pb2.CorpusJob(kind=kind, outcome="running", started_at_epoch=now_ms(),
                                              total=job_total(len(corpus.observation_ids))),
                 clear_history=(kind == "reprime"), expected_state=corpus.priming_state))
         except Aborted:
-            self._release(name, stop)
+            self._release(_key(corpus), stop)
             raise Aborted(f'corpus "{name}" changed while the job was starting; '
                           f"call {kind}_corpus again") from None
         except BaseException:
-            self._release(name, stop)
+            self._release(_key(corpus), stop)
             raise
         return stop
 
@@ -265,10 +268,10 @@ class Corpora:
         name = validate_name(req.name)
         question = validate_question(req.question)
         limit = passage_limit(req.limit)
-        corpus = self._get(name)
+        corpus = self._get(name, req.project)
         _require_index(corpus)
         passages = list(self.backend.call_vector(self.backend.vector.stub.QueryCorpus, vector_pb2.QueryCorpusRequest(
-            corpus=name, text=question, limit=limit)).passages)
+            corpus=name, project=corpus.filter.project, text=question, limit=limit)).passages)
         evidence_ids = list(dict.fromkeys(p.observation_id for p in passages))
         answer, notice = self._answer(corpus, question, passages)
         citations = parse_citations(answer, evidence_ids) if answer else evidence_ids
@@ -276,8 +279,9 @@ class Corpora:
             notice = "No passage matched; nothing to answer from."
         if answer or not llm.is_configured(self.settings):
             self.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
-                name=name, append_turn=store_pb2.CorpusTurn(question=question, answer=answer,
-                                                            citations=citations, created_at_epoch=now_ms())))
+                name=name, project=corpus.filter.project,
+                append_turn=store_pb2.CorpusTurn(question=question, answer=answer, citations=citations,
+                                                 created_at_epoch=now_ms())))
         refs = [search_pb2.CorpusPassageRef(observation_id=p.observation_id, text=p.text,
                                             score=1.0 - p.distance) for p in passages]
         text = render_answer(corpus, question, refs, answer, citations, notice)
@@ -295,6 +299,11 @@ class Corpora:
             return llm.complete(self.settings, SYSTEM_PROMPT, prompt).strip(), ""
         except MnemoError as err:
             return "", f"The LLM could not answer ({err}); only the passages are returned."
+
+
+def _key(corpus: store_pb2.Corpus) -> tuple[str, str]:
+    """A corpus's key: names are each project's own."""
+    return corpus.filter.project, corpus.name
 
 
 def _require_index(corpus: store_pb2.Corpus) -> None:

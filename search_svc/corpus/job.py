@@ -115,6 +115,11 @@ class PrimeJob:
         return self.corpus.name
 
     @property
+    def project(self) -> str:
+        """The corpus's project: with its name, its key in the store and in vector_svc."""
+        return self.corpus.filter.project
+
+    @property
     def total(self) -> int:
         return job_total(len(self.corpus.observation_ids))
 
@@ -186,7 +191,8 @@ class PrimeJob:
         self._last_heartbeat = time.monotonic()
         try:
             self.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
-                name=self.name, last_job=self._job_record("running"), expected_state="priming"))
+                name=self.name, project=self.project, last_job=self._job_record("running"),
+                expected_state="priming"))
         except Aborted:
             raise _replaced(self.name) from None
         except MnemoError as err:  # progress is informational: a store hiccup must not end the job
@@ -223,7 +229,8 @@ class PrimeJob:
             number += 1
             began = time.monotonic()
             stored = self._upsert(vector_pb2.UpsertCorpusDocumentsRequest(
-                corpus=self.name, documents=batch, reset=(number == 1), generation=self.generation))
+                corpus=self.name, project=self.project, documents=batch, reset=(number == 1),
+                generation=self.generation))
             sizer.observe(time.monotonic() - began)
             sent += len(batch)
             ids.update(d.id for d in batch)
@@ -251,7 +258,7 @@ class PrimeJob:
         self.done = self.total
         try:
             corpus = self.backend.store.stub.UpdateCorpus(store_pb2.UpdateCorpusRequest(
-                name=self.name, priming_state="primed", last_job=self._job_record("succeeded"),
+                name=self.name, project=self.project, priming_state="primed", last_job=self._job_record("succeeded"),
                 digest_json=digest_json(digest), session_id="ks_" + secrets.token_urlsafe(18),
                 clear_history=True, expected_state="priming"))
         except Aborted:
@@ -267,20 +274,20 @@ class PrimeJob:
     def _abandon(self, message: str) -> store_pb2.Corpus | None:
         """Cancelled: drop the partial index, mark the corpus unprimed."""
         log.info("corpus_job_cancelled", corpus=self.name, kind=self.kind, done=self.done, total=self.total)
-        drop_collection(self.backend, self.name)
+        drop_collection(self.backend, self.name, self.project)
         return self._record_end("unprimed", self._job_record("cancelled", message))
 
     def _fail(self, message: str) -> None:
         """Failed: drop the partial index and record why (the caller re-raises the error)."""
         log.warning("corpus_job_failed", corpus=self.name, kind=self.kind, error=message)
-        drop_collection(self.backend, self.name)
+        drop_collection(self.backend, self.name, self.project)
         self._record_end("failed", self._job_record("failed", message))
 
     def _record_end(self, state: str, job: store_pb2.CorpusJob) -> store_pb2.Corpus | None:
         """Write the job's outcome, unless the corpus was replaced meanwhile (then it is not ours)."""
         self.ended = True
-        request = store_pb2.UpdateCorpusRequest(name=self.name, priming_state=state, last_job=job,
-                                                expected_state="priming")
+        request = store_pb2.UpdateCorpusRequest(name=self.name, project=self.project, priming_state=state,
+                                                last_job=job, expected_state="priming")
         try:
             return detached(lambda: self.backend.store.stub.UpdateCorpus(request))
         except Exception as err:  # replaced meanwhile (ABORTED), store down, or channel closed at shutdown

@@ -43,9 +43,9 @@ def fetch_observations(backend: Backend, ids: list[int]) -> list[common_pb2.Obse
     return out
 
 
-def drop_collection(backend: Backend, name: str) -> None:
-    """Drop a corpus's passage index, best effort: the next prime resets it anyway."""
-    request = vector_pb2.DropCorpusRequest(corpus=name)
+def drop_collection(backend: Backend, name: str, project: str) -> None:
+    """Drop the passage index of corpus `name` of `project`, best effort: the next prime resets it anyway."""
+    request = vector_pb2.DropCorpusRequest(corpus=name, project=project)
     try:
         detached(lambda: backend.vector.stub.DropCorpus(request))
     except Exception as err:  # also a channel closed at shutdown

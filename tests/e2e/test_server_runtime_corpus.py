@@ -64,3 +64,36 @@ def test_a_token_of_another_project_gets_not_found_for_every_corpus_tool(setting
                 assert result_text(unknown).replace("harbor-nothing", "harbor-private") == result_text(refused)
 
     anyio.run(scenario)
+
+
+def test_a_name_held_by_another_project_is_free_for_a_confined_token(settings, team):
+    """Names are each project's own: the intruder builds under the owner's name exactly as under
+    a free one, and the owner's corpus (its snapshot, its index) stays as it was."""
+    server, secrets = team
+
+    async def scenario():
+        async with mcp_session(_env(settings, server, secrets["project"], "owner2")) as session:
+            built = await session.call_tool("build_corpus", {"name": "harbor-shared", "project": "harbor"})
+            assert not built.is_error, result_text(built)
+            primed = await session.call_tool("prime_corpus", {"name": "harbor-shared"})
+            assert not primed.is_error, result_text(primed)
+        async with mcp_session(_env(settings, server, secrets["other"], "intruder2")) as session:
+            taken = await session.call_tool("build_corpus", {"name": "harbor-shared", "project": "elsewhere"})
+            free = await session.call_tool("build_corpus", {"name": "elsewhere-free", "project": "elsewhere"})
+            assert not taken.is_error, result_text(taken)
+            assert result_text(taken).replace("harbor-shared", "elsewhere-free") == result_text(free)
+            listed = result_text(await session.call_tool("list_corpora", {}))
+            assert "harbor-shared" in listed and "blue-green" not in listed
+        async with mcp_session(_env(settings, server, secrets["project"], "owner3")) as session:
+            asked = await session.call_tool("query_corpus", {"name": "harbor-shared",
+                                                             "question": "how do deploys switch?"})
+            assert not asked.is_error and "blue-green" in result_text(asked), result_text(asked)
+        async with mcp_session(_env(settings, server, secrets["all"], "all2")) as session:
+            # A token of both projects names the one it means.
+            ambiguous = await session.call_tool("query_corpus", {"name": "harbor-shared", "question": "deploys?"})
+            assert ambiguous.is_error and "name the project" in result_text(ambiguous), result_text(ambiguous)
+            chosen = await session.call_tool("query_corpus", {"name": "harbor-shared", "project": "harbor",
+                                                              "question": "how do deploys switch?"})
+            assert not chosen.is_error and "blue-green" in result_text(chosen), result_text(chosen)
+
+    anyio.run(scenario)

@@ -45,8 +45,8 @@ def count_received_batches(monkeypatch: pytest.MonkeyPatch) -> ReceivedBatches:
     upsert = VectorCorpora.upsert
 
     def counting(self: VectorCorpora, corpus: str, documents: Sequence[vector_pb2.CorpusDocument],
-                 reset: bool, generation: str = "") -> int:
-        count = upsert(self, corpus, documents, reset, generation)
+                 reset: bool, generation: str = "", project: str = "") -> int:
+        count = upsert(self, corpus, documents, reset, generation, project)
         seen.add(corpus, len(documents))
         return count
 

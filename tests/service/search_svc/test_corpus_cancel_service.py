@@ -73,7 +73,7 @@ def test_cancelling_the_call_stops_the_job_and_leaves_the_corpus_unprimed(search
     time.sleep(4 * EMBED_DELAY_MS / 1000)  # long enough for several more batches, had the job kept going
     assert received.batches("slow") == sent, "the job kept sending batches after the cancel"
     # The partial collection was dropped: nothing half-built is left to query.
-    dropped = vector_stub.DropCorpus(vector_pb2.DropCorpusRequest(corpus="slow"))
+    dropped = vector_stub.DropCorpus(vector_pb2.DropCorpusRequest(corpus="slow", project="slow"))
     assert not dropped.dropped
     with pytest.raises(grpc.RpcError) as err:
         search_stub.QueryCorpus(search_pb2.QueryCorpusToolRequest(name="slow", question="slow embedder"))

@@ -31,13 +31,14 @@ def _stalled_reset_lands_before_batch(monkeypatch: pytest.MonkeyPatch, number: i
         documents: Sequence[vector_pb2.CorpusDocument],
         reset: bool,
         generation: str = "",
+        project: str = "",
     ) -> int:
         seen.append(list(documents))
         generations.append(generation)
         if len(seen) == number:
-            self.connection.client().delete_collection(collection_name(corpus))
-            upsert(self, corpus, seen[0], True, generation)
-        return upsert(self, corpus, documents, reset, generation)
+            self.connection.client().delete_collection(collection_name(corpus, project))
+            upsert(self, corpus, seen[0], True, generation, project)
+        return upsert(self, corpus, documents, reset, generation, project)
 
     monkeypatch.setattr(VectorCorpora, "upsert", replica)
     return generations

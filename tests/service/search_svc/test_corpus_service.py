@@ -205,8 +205,8 @@ def test_prime_reports_progress_to_the_end_and_opens_a_session(search_stub, stor
     assert {t["name"] for t in digest["themes"]["types"]} == {o.type for o in alpha}
     assert digest["top_terms"] and digest["time_span"]["earliest"]
     assert received.batches("kb") == sum(e.phase == "embed" for e in events)
-    hits = vector_stub.QueryCorpus(vector_pb2.QueryCorpusRequest(corpus="kb", text="zebrafish module",
-                                                                 limit=5))
+    hits = vector_stub.QueryCorpus(vector_pb2.QueryCorpusRequest(corpus="kb", project="alpha",
+                                                                 text="zebrafish module", limit=5))
     assert hits.passages and {p.observation_id for p in hits.passages} <= set(corpus.observation_ids)
     listed = corpus_named(search_stub, "kb")
     assert listed.priming_state == "primed" and "last prime: succeeded" in search_stub.ListCorpora(

@@ -171,8 +171,9 @@ def test_a_user_token_cannot_reach_vector_svc(server):
     for call, request in ((v.Rebuild, vector_pb2.VectorRebuildRequest()),
                           (v.Sync, vector_pb2.VectorSyncRequest()),
                           (v.Query, vector_pb2.VectorQueryRequest(text=MARK)),
-                          (v.QueryCorpus, vector_pb2.QueryCorpusRequest(corpus="beta-corpus", text=MARK)),
-                          (v.DropCorpus, vector_pb2.DropCorpusRequest(corpus="beta-corpus"))):
+                          (v.QueryCorpus, vector_pb2.QueryCorpusRequest(corpus="beta-corpus", project="beta",
+                                                                        text=MARK)),
+                          (v.DropCorpus, vector_pb2.DropCorpusRequest(corpus="beta-corpus", project="beta"))):
         seen = _outcome(call, request)
         assert seen.startswith("StatusCode.UNAUTHENTICATED"), seen
 

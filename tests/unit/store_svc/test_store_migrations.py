@@ -47,6 +47,8 @@ RELEASED = {
     "postgres/0010_ids.sql": "161c97d912547014cfe82359ac1cba62fbe4da4c2189bbf51dd188f74b78a234",
     "sqlite/0011_external_ids.sql": "1199436fe25481e7d31ac8c45c923f82a8bfe2eb9aa55692909791ad649cfdb9",
     "postgres/0011_external_ids.sql": "1199436fe25481e7d31ac8c45c923f82a8bfe2eb9aa55692909791ad649cfdb9",
+    "sqlite/0012_corpus_projects.sql": "4d9dd80f67af3a4a66391913d786421eb2bc780ce7e18d223b8a1ff8708a9866",
+    "postgres/0012_corpus_projects.sql": "f3a4829167f7655fca4f3c42d8cab40302b01c4b6e19a33e11e32acc3c6fb107",
 }
 
 

@@ -122,3 +122,18 @@ def test_a_batch_whose_collection_was_dropped_under_its_job_is_aborted(connectio
     assert corpora.drop("kb")
     with pytest.raises(Aborted, match="re-primed by another job"):
         corpora.upsert("kb", DOCS[10:], reset=False, generation="0001765000000000-aaaa")
+
+
+def test_corpora_of_one_name_in_two_projects_are_separate_collections(connection):
+    """Names are each project's own: alpha's "kb" and beta's "kb" never share passages, and a
+    reset or drop of one leaves the other; a corpus over all projects keeps its old collection."""
+    corpora = Corpora(connection, make_embedder("hash"))
+    assert corpora.upsert("kb", DOCS[:5], reset=True, project="alpha") == 5
+    assert corpora.upsert("kb", DOCS[5:8], reset=True, project="beta") == 3
+    assert corpora.upsert("kb", DOCS[8:9], reset=True) == 1
+    assert {p.observation_id for p in corpora.query("kb", "harbor", 20, project="alpha")} == {1, 2, 3, 4, 5}
+    assert corpora.drop("kb", project="beta") and not corpora.drop("kb", project="beta")
+    assert len(corpora.query("kb", "harbor", 20, project="alpha")) == 5
+    names = {collection_name("kb"), collection_name("kb", "alpha"), collection_name("kb", "beta")}
+    assert len(names) == 3 and collection_name("kb") == "corpus_kb"
+    assert all(n.startswith("pcorpus_") for n in names - {"corpus_kb"})
