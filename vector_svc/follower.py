@@ -231,6 +231,7 @@ class Follower:
                 log.debug("synced", applied=result.applied, watermark=result.watermark)
             if result.applied < PAGE:
                 break
+        self.index.recent.clear()  # caught up (or stopping): the vectors kept for repeats go
 
     def _may_follow(self) -> bool:
         """Without an election this replica always follows; with one, only while it holds the lease."""

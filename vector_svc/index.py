@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TypeVar, cast
 from urllib.parse import urlparse
@@ -39,6 +40,7 @@ from vector_svc.embedders import Embedder, MnemoEmbeddingFunction
 from vector_svc.filters import build_where, validate_limit, validate_text  # noqa: F401 - re-exported
 from vector_svc.memory import HeapTrimmer
 from vector_svc.projects import ProjectMap
+from vector_svc.recent import RecentVectors
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -259,6 +261,7 @@ class VectorIndex:
         self._cache_lock = threading.Lock()
         self.trimmer = HeapTrimmer()  # what indexing or a first query allocated goes back to the OS
         self.projects = ProjectMap()  # record -> project, for project-scoped queries (start_project_map)
+        self.recent = RecentVectors()  # a text repeated across pages is embedded once (the follower clears it)
 
     @property
     def backend(self) -> str:
@@ -326,7 +329,7 @@ class VectorIndex:
         docs: list[Document] = []
         for _key, record in upserts:
             docs += record_documents(record, self.embedder.token_spans)[1]
-        vectors = embed_all(self.embedder, [d.text for d in docs])
+        vectors = self.recent.embed([d.text for d in docs], partial(embed_all, self.embedder), self.embedder.dimension)
         with self._guard():
             self._replace(collection, [key for key, _ in upserts], docs, vectors)
             if deletes:
