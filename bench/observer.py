@@ -153,6 +153,27 @@ def false_tests_pass(session: dict[str, Any], persist_dir: Path) -> int:
     return sum(1 for label, where in claims if last.get((label, where)) == "failed")
 
 
+def missing_next_steps(session: dict[str, Any], persist_dir: Path) -> Counter[str]:
+    """The commands whose last run in their directory really failed (a problem to fix: no
+    benign exit such as grep's no match, no inspection) that the summary's next steps leave
+    out, counted by the outcome the observer stated for that run."""
+    from capture.observer_shell import command_kind, command_label
+    from capture.summary import summarize
+
+    runs = [s for s in session["steps"] if s["kind"] == "run"]
+    events = [tool_event(r, "claude", persist_dir, i) for i, r in enumerate(runs)]
+    last: dict[tuple[str, str], tuple[str, bool, str]] = {}  # (directory, command) -> (label, to fix, said)
+    for run, event in zip(runs, events, strict=True):
+        directory, _ = where_and_what(run)
+        where = directory[len(run["cwd"]) + 1:] if directory != run["cwd"] else ""
+        verdict = shell_verdict(event)
+        to_fix = run["truth"] == "failed" and not verdict.note and command_kind(run["command"]) != "inspect"
+        label = f"`{command_label(run['command'], 120)}`" + (f" in {where}" if where else "")
+        last[where_and_what(run)] = (label, to_fix, verdict.outcome)
+    steps = summarize([], events, []).next_steps
+    return Counter(said for label, to_fix, said in last.values() if to_fix and label not in steps)
+
+
 def main() -> int:
     met = True
     totals: dict[str, Counter[str]] = {d: Counter() for d in (*DELIVERIES, HOOK_DELIVERY)}
@@ -206,7 +227,10 @@ def report(run_set: str, persist: Path, totals: dict[str, Counter[str]]) -> bool
         ok &= name != "observer" or false == 0
     wrong_pass = sum(false_tests_pass(s, persist) for s in sessions)
     print(f"summaries saying 'Tests pass' for a command whose last run failed: {wrong_pass}")
-    return ok and wrong_pass == 0
+    left_out = sum((missing_next_steps(s, persist) for s in sessions), Counter())
+    print(f"commands still failing at the end that the summary's next steps leave out: {left_out['failed']} "
+          f"(and {left_out['unknown']} whose last run's outcome is unknown)")
+    return ok and wrong_pass == 0 and left_out["failed"] == 0
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from mnemo.vocab import SUMMARY_FIELDS
 
 FIELD_MAX = 1200
 NEXT_STEPS_MAX = 8
+NEXT_STEPS_CHARS = 4000  # room for every still-failing command: about 30 of 120 characters
 
 
 @dataclass(frozen=True)
@@ -152,19 +153,36 @@ def _completed(files_edited: list[str], runs: list[_Run]) -> str:
 
 
 def _next_steps(runs: list[_Run], last_message: str) -> str:
-    parts = []
+    failing, unsure = [], []
     failed_once = {run.key for run in runs if run.failed}
     for run in _last_runs(runs):  # every command still failing at the end of the stretch
         if run.failed and run.kind != "inspect":
-            parts.append(f"Fix the failing {run.command}" + (f" ({run.detail})" if run.detail else ""))
+            failing.append(run)
         elif run.unknown and run.key in failed_once:
             # its last run said nothing of how it ended (a pipe hid the status): it may still fail
-            parts.append(f"Check whether {run.command} passes now: it failed before, and its last run does not say")
+            unsure.append(run.command)
+    parts = _still_failing(failing)
+    parts.extend(f"Check whether {command} passes now: it failed before, and its last run does not say"
+                 for command in unsure)
     sentences = [s for line in last_message.splitlines() for s in re.split(r"(?<=[.!?])\s+", line)]
-    for line in sentences:
-        if re.search(r"\b(next step|todo|remaining|still need|follow[- ]up|left to do)\b", line, re.I):
-            parts.append(line.strip(" -*"))
-    return "\n".join(unique(parts)[:NEXT_STEPS_MAX])
+    said = [line.strip(" -*") for line in sentences
+            if re.search(r"\b(next step|todo|remaining|still need|follow[- ]up|left to do)\b", line, re.I)]
+    # what the runs left to do, all of it; the assistant's own words in the lines left
+    return "\n".join(unique(parts + said[:max(0, NEXT_STEPS_MAX - len(parts))]))
+
+
+def _still_failing(failing: list[_Run]) -> list[str]:
+    """One line per still-failing command with its detail; when they would not all fit in the
+    field, the last ones without details on one line: every one is named, whatever the count."""
+    detailed = len(failing) if len(failing) <= NEXT_STEPS_MAX else NEXT_STEPS_MAX - 1
+    while True:
+        parts = [f"Fix the failing {run.command}" + (f" ({_cap(run.detail, 160)})" if run.detail else "")
+                 for run in failing[:detailed]]
+        if detailed < len(failing):
+            parts.append("Also still failing: " + ", ".join(run.command for run in failing[detailed:]))
+        if detailed == 0 or len("\n".join(parts)) <= NEXT_STEPS_CHARS - 400:  # room for what else is to do
+            return parts
+        detailed -= 1
 
 
 def _notes(tool_events: Sequence[ToolEvent], observations: Sequence[ObservationView]) -> str:
@@ -212,5 +230,6 @@ def _cap(text: str, limit: int = FIELD_MAX) -> str:
 
 def _cleaned(summary: common_pb2.Summary) -> common_pb2.Summary:
     for name in SUMMARY_FIELDS:
-        setattr(summary, name, _cap(clean(getattr(summary, name))))
+        limit = NEXT_STEPS_CHARS if name == "next_steps" else FIELD_MAX
+        setattr(summary, name, _cap(clean(getattr(summary, name)), limit))
     return summary

@@ -124,3 +124,13 @@ def test_project_is_the_git_root_name_else_the_cwd_name(tmp_path):
     assert project_name(str(tmp_path / "does-not-exist")) == "does-not-exist"
     assert len(project_name(str(nested), override="é" * 300).encode()) <= 256
     assert os.sep not in project_name(str(nested))
+
+
+@pytest.mark.parametrize("count", [3, 9, 14, 28])
+def test_every_still_failing_command_is_a_next_step_whatever_the_count(count):  # up to ~30 of 120 characters
+    commands = [f"cd packages/pkg{n:02d} && python -m pytest -q tests/test_{'long_name_' * 3}{n}.py"
+                for n in range(count)]
+    steps = summarize([], [*map(failed, commands), passed("pytest -q")], []).next_steps
+    assert all(f"pkg{n:02d}" in steps for n in range(count)), steps
+    assert "pytest -q`" not in steps.replace("python -m pytest -q", "")  # the passing one is no next step
+    assert steps.count("AssertionError") <= 7 and len(steps) <= 4000
