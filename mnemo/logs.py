@@ -114,31 +114,15 @@ def _structlog() -> Any:
     asked, or to stderr."""
     global _module, _deferred
     if _module is None:
-        _module = _import_structlog()
+        import structlog
+
+        _module = structlog
         configure, _deferred = _deferred, None
         if configure is not None:
             configure()
         else:
-            _default_to_stderr(_module)
+            _default_to_stderr(structlog)
     return _module
-
-
-def _import_structlog() -> Any:
-    """structlog without rich. structlog.dev and structlog.tracebacks import rich when it is
-    installed (chromadb installs it) for console renderers mnemo never uses: every line is JSON,
-    exceptions included (format_exc_info, the standard library's traceback). That is about 5 MiB
-    RSS in every process of the stack (measured: structlog 16.1 MiB with rich, 11.4 without, in a
-    fresh interpreter), paid by each of the four or five that stay up. A process that imported rich
-    already (chromadb in vector_svc) keeps it; the block lasts only for structlog's own import."""
-    blocked = "rich" not in sys.modules
-    if blocked:
-        sys.modules["rich"] = None  # type: ignore[assignment]  # `import rich` raises ImportError
-    try:
-        import structlog
-    finally:
-        if blocked and sys.modules.get("rich", 0) is None:
-            del sys.modules["rich"]
-    return structlog
 
 
 def _default_to_stderr(structlog: Any) -> None:
