@@ -83,7 +83,10 @@ def _response_of(payload: dict[str, Any], event_kind: str) -> Any:
             return with_persisted_output(response, Path(transcript).parent if isinstance(transcript, str)
                                          and transcript else None)
         return response
-    failure = {"error": str(payload.get("error") or ""), "is_interrupt": bool(payload.get("is_interrupt"))}
+    from capture.persisted import error_cut_safely
+
+    failure = {"error": error_cut_safely(str(payload.get("error") or "")),
+               "is_interrupt": bool(payload.get("is_interrupt"))}
     if isinstance(payload.get("duration_ms"), (int, float)):
         failure["duration_ms"] = payload["duration_ms"]
     return failure

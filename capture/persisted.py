@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,54 @@ def with_persisted_output(response: Any, transcript_dir: Path | str | None = Non
         return response
     from mnemo.privacy import clean
 
-    return {**response, PERSISTED_TAIL: clean(tail)[-TAIL_MAX_CHARS:]}
+    return {**response, PERSISTED_TAIL: clean(after_private_end(tail))[-TAIL_MAX_CHARS:]}
+
+
+def after_private_end(text: str) -> str:
+    """A piece of text that may start inside a private region whose opening tag was cut away
+    (a file's tail, what follows a host's "[K characters truncated]"): what follows the last
+    closing tag that no opening tag in the piece matches. Cleaning alone would keep the private
+    text before such a tag, dropping only the tag."""
+    if "</" not in text:
+        return text
+    depth, start = 0, 0
+    for tag in _private_tags(text):
+        if not tag.group(1):
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            start = tag.end()  # the end of a region opened before the piece began
+    return text[start:]
+
+
+def before_private_start(text: str) -> str:
+    """A piece of text that may end inside a private region whose closing tag was cut away: what
+    comes before the opening tag of the region still open at its end."""
+    depth, end = 0, len(text)
+    for tag in _private_tags(text):
+        if not tag.group(1):
+            end = tag.start() if depth == 0 else end
+            depth += 1
+        elif depth:
+            depth -= 1
+    return text[:end] if depth else text
+
+
+def _private_tags(text: str) -> Iterator[re.Match[str]]:
+    from mnemo.privacy import PRIVATE_TAGS
+
+    return re.finditer(r"<(/?)(?:" + "|".join(map(re.escape, PRIVATE_TAGS)) + r")\b[^>]*>", text, re.IGNORECASE)
+
+
+def error_cut_safely(error: str) -> str:
+    """A failure's `error` cut by the host in the middle: each side cleaned of a private region
+    the cut split (the head ends before one it opened, the tail starts after one it closes), so
+    no private text survives on either side and the output's end is still read."""
+    cut = _HOST_CUT.search(error)
+    if not cut:
+        return error
+    return before_private_start(error[:cut.start()]) + cut.group(0) + after_private_end(error[cut.end():])
 
 
 def _tail(path: Path, transcript_dir: Path | str | None) -> str:

@@ -66,3 +66,35 @@ def test_the_cut_is_told_from_the_real_clis_own_payload():
     [large_failure] = [p for p in recorded["payloads"] if "range(4000)" in p["tool_input"]["command"]]
     assert "did not arrive" in host_cut(large_failure["error"])
     assert host_cut("Exit code 1\nshort output") == "" and host_cut("") == ""
+
+
+def test_the_persisted_output_is_read_tail_first_capped_and_without_a_private_region_cut_in_two(tmp_path):
+    from capture.persisted import PERSISTED_TAIL, TAIL_MAX_CHARS, with_persisted_output
+
+    saved = tmp_path / "tool-results" / "run.txt"
+    saved.parent.mkdir()
+    # a private region opened long before the tail the hook reads, and closed inside it
+    saved.write_text("head\n<private>\n" + "hidden line\n" * 20_000 + "SECRET-IN-TAIL</private>\n"
+                     + "row\n" * 100 + "1 failed, 459 passed in 3.2s\n", encoding="utf-8")
+    response = with_persisted_output({"stdout": "head", "persistedOutputPath": str(saved)}, tmp_path)
+    tail = response[PERSISTED_TAIL]
+    assert tail.endswith("1 failed, 459 passed in 3.2s") and len(tail) <= TAIL_MAX_CHARS
+    assert "SECRET-IN-TAIL" not in tail and "hidden line" not in tail and "private>" not in tail
+    # only a file in the transcript's tool-results folder is read: the path is host input
+    elsewhere = tmp_path / "other.txt"
+    elsewhere.write_text("1 failed")
+    assert PERSISTED_TAIL not in with_persisted_output({"stdout": "", "persistedOutputPath": str(elsewhere)}, tmp_path)
+
+
+def test_a_failures_tail_after_the_hosts_cut_keeps_no_private_text_whose_opening_tag_was_cut():
+    from capture.persisted import error_cut_safely
+    from mnemo.privacy import clean
+
+    cut = "\n\n... [20000 characters truncated] ...\n\n"
+    for head in ("Exit code 1\nstart <private>\n" + "x" * 4_980,  # opened before the cut
+                 "Exit code 1\nstart\n" + "y" * 4_980):  # opened inside the part the host cut out
+        kept = clean(error_cut_safely(head + cut + "SECRET-AFTER-CUT</private>\nE   AssertionError\n1 failed in 0.2s"))
+        assert "SECRET-AFTER-CUT" not in kept and "xxx" not in kept and kept.endswith("1 failed in 0.2s"), kept[-200:]
+        assert kept.startswith("Exit code 1\nstart")
+    plain = "Exit code 1\nfine\n\n... [20000 characters truncated] ...\n\nstill fine </div>"
+    assert error_cut_safely(plain) == plain
