@@ -260,10 +260,13 @@ def _hook_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _mcp_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mnemo mcp", description="serve MCP over stdio (what an agent host starts)")
+def _lean_parser(name: str) -> argparse.ArgumentParser:
+    """One command's parser alone, for the commands that must not import every terminal command:
+    `mcp` (a host times its start) and `supervise` (it stays up, idle included; the full parser
+    imports the viewer's gRPC client, about 20 MiB the supervisor never uses)."""
+    parser = argparse.ArgumentParser(prog=f"mnemo {name}", description=INTERNAL_COMMANDS[name])
     _add_setting_flags(parser)
-    parser.set_defaults(command="mcp")
+    parser.set_defaults(command=name)
     return parser
 
 
@@ -304,8 +307,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     """The command line as argparse reads it, with the conventions people expect: bare
     `mnemo` shows the help, `--help-all` shows the settings flags too, and an unknown flag
     is reported with the usage of the command it was given to (not the top level's)."""
-    if argv[:1] == ["mcp"]:  # a host times its start, and the full parser imports every terminal command
-        return _mcp_parser().parse_args(argv[1:])
+    if argv[:1] in (["mcp"], ["supervise"]):  # the full parser imports every terminal command
+        return _lean_parser(argv[0]).parse_args(argv[1:])
     show_all = HELP_ALL in argv
     parser = build_parser(show_all)
     if not argv:

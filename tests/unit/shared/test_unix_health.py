@@ -53,3 +53,11 @@ def test_the_health_check_imports_no_grpc():
     code = "import sys; from mnemo.processes import service_healthy; print('grpc' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_supervisors_command_line_imports_no_grpc():
+    """`mnemo supervise` parses its own flags alone: the full parser imports the viewer's client."""
+    code = ("import sys; from mnemo.cli import parse; args = parse(['supervise']); "
+            "from mnemo.processes import service_healthy; print(args.command, 'grpc' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["supervise", "False"]
