@@ -123,17 +123,27 @@ class Mnemo:
             raise RuntimeError(f"mnemo {args[0]}: {done.stderr[-500:]}")
         return done.stdout
 
-    def vector_lag(self) -> int | None:
-        vector = json.loads(self.cli("stats", "--json")).get("vector") or {}
-        return vector.get("lag")
-
     def wait_for_vectors(self, timeout_s: float) -> float:
-        """Seconds until the vector index has caught up with the store (polled)."""
+        """Seconds until the vector index has caught up with the store, polled over one gRPC
+        channel to vector_svc's Status (no use: it does not keep the service up). Not `mnemo stats`
+        once a second: a fresh interpreter per poll took CPU from the catch-up it was timing."""
+        from mnemo.errors import MnemoError
+        from mnemo.grpc_client import connect
+        from mnemo.v1 import vector_pb2, vector_pb2_grpc
+
+        client = connect(self.settings, "vector", vector_pb2_grpc.VectorServiceStub)
         started = time.perf_counter()
-        while time.perf_counter() - started < timeout_s:
-            if self.vector_lag() == 0:
-                return time.perf_counter() - started
-            time.sleep(1.0)
+        try:
+            while time.perf_counter() - started < timeout_s:
+                try:
+                    status = client.stub.Status(vector_pb2.VectorStatusRequest(), timeout=30)
+                    if status.head_seq and status.lag == 0:
+                        return time.perf_counter() - started
+                except MnemoError:
+                    pass  # starting, or busy: ask again
+                time.sleep(0.5)
+        finally:
+            client.close()
         raise RuntimeError(f"vector lag did not reach 0 within {timeout_s:.0f} s")
 
     def wait_rest(self, timeout_s: float) -> float:
