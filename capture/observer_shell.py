@@ -80,7 +80,9 @@ def _classify(command: str, kind: str, verdict: Verdict, short: str) -> tuple[st
         # A test run: its failing tests, else its counts; anything else: why it failed.
         detail = (names or verdict.counts or verdict.error_line) if kind == "test" else (verdict.error_line or names)
         if not detail and verdict.exit_code:
-            detail = f"exit code {verdict.exit_code}"  # nothing in the output says why; the code is a fact
+            # nothing in the output says why; the code is a fact, and `timeout`'s 124 says it ran out of time
+            timed_out = verdict.exit_code == 124 and re.match(r"(?:\S+/)?timeout\s", without_leading_cd(command))
+            detail = f"timed out (exit code {verdict.exit_code})" if timed_out else f"exit code {verdict.exit_code}"
         return "bugfix", f"{label}: {short}" + (f": {detail}" if detail else ""), ["problem-solution", "gotcha"]
     if kind == "test":
         if verdict.succeeded:

@@ -117,3 +117,9 @@ def test_a_command_that_failed_and_then_ran_with_no_outcome_is_a_next_step_to_ch
     assert "Check whether `sh run.sh` passes now: it failed before, and its last run does not say" in summary.next_steps
     assert "Fix the failing `sh run.sh`" not in summary.next_steps and "`sh run.sh`" not in summary.completed
     assert "Fix the failing `javac Sym.java` (1 error)\n" in summary.next_steps + "\n"  # the reason once
+
+
+def test_a_command_that_timeout_stopped_is_titled_as_timed_out():
+    draft = draft_of(real_run("timeout 1 sleep 3", "failed", RUN_SETS[2]))  # exit 124, no output
+    assert draft.type == "bugfix" and draft.title.endswith("timeout 1 sleep 3: timed out (exit code 124)")
+    assert draft_of(real_run("bash -c 'exit 4'", "failed", RUN_SETS[2])).title.endswith(": exit code 4")
