@@ -53,7 +53,10 @@ cross-validation): a query with no evidence and whose best candidate stays under
 nothing, and only records with evidence or reaching the keep level are matches, so totals count
 matches, not the project's size. A record under both is still a match when a time-neighbour of
 it (the neighbours temporal context reads) is evidence or reaches the gate and the ranking puts
-it above another match: it was ranked through that neighbour, as temporal context intends.
+it above another match: it was ranked through that neighbour, as temporal context intends. A
+query the memory holds no word of (no lexical candidate: a paraphrase, or words found nowhere) has
+a gate of its own (`wordless_gate`), calibrated on such queries alone: shared words raise a
+similarity, so without them unrelated records sit lower and a lower gate tells as much.
 
 Ties are broken by the best rank in either list, then by the record key, so the
 fused order is deterministic (pagination never repeats or skips a record).
@@ -139,6 +142,11 @@ class RelevanceFloor:
     bm25_weight: float = 0.0
     evidence: float = 1.0
     """Lexical evidence that makes a record a match by itself (above 1: never)."""
+    wordless_gate: float | None = None
+    """The gate of a query none of whose words the memory holds (no lexical candidate at all; None:
+    `gate`). Shared words pull a text's embedding towards the records holding them, so a query that
+    shares none reaches lower similarities with unrelated records than one sharing a few: its gate is
+    calibrated on such queries alone (bench/locomo/cv.py), and a paraphrase is judged on that scale."""
 
 
 # Calibrated by `bench.locomo` (docs/search.md has the table): `gate` lets 7% of the questions
@@ -146,7 +154,10 @@ class RelevanceFloor:
 # keeps 99% of the evidence records the ranking puts in the first ten. Chosen by
 # leave-one-conversation-out CV. `evidence` 1: a record holding every term of the query (of one
 # of its OR alternatives) is a match (docs/search.md, "Relevance floor", has what was measured).
-_MINILM_FLOOR = RelevanceFloor(gate=0.491, keep=0.355, bm25_weight=0.01, evidence=1.0)
+# `wordless_gate`: the 97th percentile of the best similarity of the wrong-project questions none of
+# whose words the other conversation holds (60 of 760), so that words found nowhere stay at 0.95 or
+# more ("A gate for queries without a shared word" in docs/search.md).
+_MINILM_FLOOR = RelevanceFloor(gate=0.491, keep=0.355, bm25_weight=0.01, evidence=1.0, wordless_gate=0.425)
 CALIBRATED_FLOORS: dict[str, RelevanceFloor] = {
     "all-MiniLM-L6-v2-onnx-int8": _MINILM_FLOOR,
     "all-MiniLM-L6-v2": _MINILM_FLOOR,  # the fp32 vectors are within cosine 0.001 of the int8 ones
@@ -160,6 +171,14 @@ def relevance(fused: Sequence[Fused], floor: RelevanceFloor) -> list[float]:
     known = [f.similarity for f in fused if f.similarity is not None]
     missing = min(known, default=0.0)
     return [(f.similarity if f.similarity is not None else missing) + floor.bm25_weight * f.bm25 for f in fused]
+
+
+def gate_for(fused: Sequence[Fused], floor: RelevanceFloor) -> float:
+    """The floor's gate for this list: its wordless_gate when no candidate came from the lexical
+    list (the memory holds none of the query's words), else its gate."""
+    if floor.wordless_gate is None or any(f.lexical_rank is not None for f in fused):
+        return floor.gate
+    return floor.wordless_gate
 
 
 def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Container[Key] = frozenset(),
@@ -179,7 +198,8 @@ def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Cont
     evidence = evidence or {}
     evident = [evidence.get(item.key, 0.0) >= floor.evidence - _EVIDENCE_SLACK for item in fused]
     values = relevance(fused, floor)
-    strong = [is_evident or value >= floor.gate for is_evident, value in zip(evident, values, strict=True)]
+    gate = gate_for(fused, floor)
+    strong = [is_evident or value >= gate for is_evident, value in zip(evident, values, strict=True)]
     if not any(strong):
         return [item for item in fused if item.key in unjudged]
     own = [is_evident or value >= floor.keep for is_evident, value in zip(evident, values, strict=True)]

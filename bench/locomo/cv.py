@@ -43,6 +43,11 @@ from store_svc.convert import asks
 # come out 1-2 points under the share the gate is calibrated for (CV), so 0.93 is what keeps
 # conversations never tuned on at the 0.90 goal.
 NOTHING_FOUND_TARGET = 0.93
+# The same for the wrong-project questions none of whose words the other conversation holds (no
+# lexical candidate): their own gate (RelevanceFloor.wordless_gate) keeps 97% of them empty, since
+# words found nowhere in a memory must find nothing 0.95 of the time or more (issue 32).
+WORDLESS_TARGET = 0.97
+WORDLESS_MIN_CASES = 20  # fewer such questions than this: they share the gate
 KEEP_SHARE = 0.99  # share of the ranked evidence (first ten) the keep level must let through
 BM25_WEIGHTS = (0.0, 0.01, 0.02)
 PERIOD_BONUSES = (0.0, 2.0, 4.0, 8.0)
@@ -147,16 +152,20 @@ def recall_at(cases: Sequence[Case], ranked: dict[QKey, list[str]], k: int = 5) 
 def calibrate_floor(cases: Sequence[Case], own: dict[QKey, list[Fused]], cross: dict[QKey, list[Fused]],
                     bm25_weight: float) -> RelevanceFloor:
     """gate: the NOTHING_FOUND_TARGET quantile of the best relevance of wrong-project questions;
+    wordless_gate: the WORDLESS_TARGET quantile of those among them with no lexical candidate;
     keep: the (1 - KEEP_SHARE) quantile of the relevance of evidence ranked in the first ten."""
     probe = RelevanceFloor(gate=0.0, keep=0.0, bm25_weight=bm25_weight)
     tops = [max(relevance(cross[c.key], probe), default=0.0) for c in cases]
     gate = float(np.quantile(tops, NOTHING_FOUND_TARGET)) + 1e-9
+    wordless = [top for c, top in zip(cases, tops, strict=True) if not c.cross[0]]
+    wordless_gate = (float(np.quantile(wordless, WORDLESS_TARGET)) + 1e-9
+                     if len(wordless) >= WORDLESS_MIN_CASES else None)
     found = []
     for c in cases:
         values = relevance(own[c.key], probe)
         found += [v for f, v in zip(own[c.key][:10], values[:10], strict=False) if f.key in c.evidence]
     keep = float(np.quantile(found, 1 - KEEP_SHARE)) if found else gate
-    return RelevanceFloor(gate=gate, keep=min(keep, gate), bm25_weight=bm25_weight)
+    return RelevanceFloor(gate=gate, keep=min(keep, gate), bm25_weight=bm25_weight, wordless_gate=wordless_gate)
 
 
 @dataclass
@@ -256,4 +265,5 @@ def describe(params: FusionParams) -> str:
 
 
 def describe_floor(floor: RelevanceFloor) -> str:
-    return f"gate={floor.gate:.3f} keep={floor.keep:.3f} bm25_weight={floor.bm25_weight:g}"
+    wordless = f" wordless_gate={floor.wordless_gate:.3f}" if floor.wordless_gate is not None else ""
+    return f"gate={floor.gate:.3f}{wordless} keep={floor.keep:.3f} bm25_weight={floor.bm25_weight:g}"

@@ -46,3 +46,16 @@ def test_the_gate_lets_at_most_the_target_share_of_wrong_project_questions_throu
     assert floor.gate == pytest.approx(0.921, abs=0.01)
     through = sum(1 for c in cases if max(f.similarity or 0 for f in cross[c.key]) >= floor.gate)
     assert through <= 7
+
+
+def test_the_wordless_gate_is_calibrated_on_the_wrong_project_questions_without_a_lexical_candidate():
+    cv = load_cv()
+    cases = [case(cv, "a", i, f"a-{i}", 0.5 + i / 200) for i in range(100)]
+    wordless = [cv.Case(("b", i), "b", 4, frozenset({f"b-{i}"}), cases[0].own, ([], [("other", 1.0 - i / 100)]),
+                        "elsewhere") for i in range(100)]
+    both = cases + wordless
+    own = {c.key: fuse(*c.own) for c in both}
+    cross = {c.key: fuse(*c.cross) for c in both}
+    floor = cv.calibrate_floor(both, own, cross, bm25_weight=0.0)
+    assert floor.wordless_gate == pytest.approx(0.96, abs=0.01)  # 97% of 0.00..0.99 under it
+    assert cv.calibrate_floor(cases, own, cross, bm25_weight=0.0).wordless_gate is None  # too few of them

@@ -238,3 +238,20 @@ def test_evidence_weight_ranks_the_candidate_holding_every_word_of_the_query_fir
     assert keys(with_evidence(fused, {"some": 0.4, "all": 0.99}, FusionParams(evidence_weight=1.0))) == ["some", "all"]
     assert with_evidence(fused, {"some": 0.4, "all": 1.0}, FusionParams()) == fused  # off unless asked
     assert DEFAULT_FUSION.evidence_weight > 0  # the product asks
+
+
+def test_a_query_the_memory_holds_no_word_of_is_judged_by_the_wordless_gate():
+    """A paraphrase shares no word with the memory: no lexical candidate, so its best neighbour is
+    judged by the wordless gate; a query with a lexical candidate keeps the gate."""
+    from search_svc.fusion import RelevanceFloor, above_floor, gate_for
+
+    floor = RelevanceFloor(gate=0.5, keep=0.3, wordless_gate=0.4)
+    paraphrase = fuse([], [("near", 0.55), ("far", 0.9)])  # similarities 0.45 and 0.1
+    assert gate_for(paraphrase, floor) == 0.4
+    assert keys(above_floor(paraphrase, floor)) == ["near"]
+    nonsense = fuse([], [("near", 0.65), ("far", 0.9)])  # 0.35: under the wordless gate too
+    assert above_floor(nonsense, floor) == []
+    with_a_word = fuse([("lex", 4.0)], [("near", 0.55), ("far", 0.9)])
+    assert gate_for(with_a_word, floor) == 0.5
+    assert above_floor(with_a_word, floor) == []
+    assert above_floor(paraphrase, RelevanceFloor(gate=0.5, keep=0.3)) == []  # None: the gate
