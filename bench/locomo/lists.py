@@ -8,7 +8,8 @@ lexical-side experiments (bench/locomo/lexical.py) can be run offline in seconds
     .venv/bin/python -m bench.locomo.lists --out /tmp/x.pkl --embedder hash
 
 The cache holds, per question of categories 1-4, the store's lexical list and the vector
-list (100 deep), in its own project and in another conversation's project.
+list (100 deep), in its own project and in another conversation's project, and each lexical
+hit's evidence (IndexRow.evidence, which the relevance floor reads) under "evidence".
 """
 
 from __future__ import annotations
@@ -40,16 +41,19 @@ def gather(embedder: str, out: Path) -> None:
             qs += locomo.questions(conv, corrections)
         locomo.wait_for_vectors(stack.vector)
         projects = [c["sample_id"] for c in dev]
-        lists = {}
+        lists: dict = {}
+        evidence: dict = {}
         for q in qs:
             if q.category not in (1, 2, 3, 4):
                 continue
             other = locomo.wrong_project(q.sample_id, projects)
-            lists[(q.sample_id, q.index)] = (locomo._project_ids(stack, q, q.sample_id, dia_of),
-                                             locomo._project_ids(stack, q, other, dia_of), other)
+            own, own_evidence = locomo._project_lists(stack, q, q.sample_id, dia_of)
+            cross, cross_evidence = locomo._project_lists(stack, q, other, dia_of)
+            lists[(q.sample_id, q.index)] = (own, cross, other)
+            evidence[(q.sample_id, q.index)] = (own_evidence, cross_evidence)
     finally:
         stack.close()
-    out.write_bytes(pickle.dumps({"embedder": embedder, "lists": lists}))
+    out.write_bytes(pickle.dumps({"embedder": embedder, "lists": lists, "evidence": evidence}))
     print(f"{len(lists)} questions' lists -> {out} in {time.monotonic() - started:.0f}s; "
           f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
