@@ -161,14 +161,12 @@ class _MiniLMBase(Embedder):
         super().__init__(delay_ms, release_after_s)
         from tokenizers import Tokenizer
 
-        path = minilm_tokenizer_path()
-        self._tokenizer = Tokenizer.from_file(str(path))
-        # tokenizer.json ships with truncation and padding at 128; the model takes 256.
-        self._tokenizer.enable_truncation(MAX_TOKENS)
+        # One tokenizer (a second costs about 6 MiB), without the truncation and padding at 128
+        # that tokenizer.json ships with: token_spans needs every token, and _ids cuts to the
+        # model's window of 256 as truncation would.
+        self._tokenizer = Tokenizer.from_file(str(minilm_tokenizer_path()))
+        self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
-        self._span_tokenizer = Tokenizer.from_file(str(path))
-        self._span_tokenizer.no_truncation()
-        self._span_tokenizer.no_padding()
         self.model_memory: IdleModel[Any] = IdleModel(self._load_model, release_after_s)
         # Sub-batches embedded at once by one model (a subclass whose runtime is thread-safe sets it up).
         self._batch_pool: ThreadPoolExecutor | None = None
@@ -178,7 +176,7 @@ class _MiniLMBase(Embedder):
         return self.model_memory.loaded
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
-        encoding = self._span_tokenizer.encode(text, add_special_tokens=False)
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
         return [(start, end) for start, end in encoding.offsets]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -186,16 +184,16 @@ class _MiniLMBase(Embedder):
             return self._embed_with(model, texts)
 
     def _embed_with(self, model: Any, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        encodings = [_ids(encoding.ids) for encoding in self._tokenizer.encode_batch(texts)]
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i]))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
 
         def embed_rows(rows: list[int]) -> None:
-            width = max(len(encodings[i].ids) for i in rows)
+            width = max(len(encodings[i]) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for r, i in enumerate(rows):
-                tokens = encodings[i].ids
+                tokens = encodings[i]
                 ids[r, : len(tokens)] = tokens
                 mask[r, : len(tokens)] = 1
             hidden = self._forward(model, ids, mask)
@@ -215,6 +213,12 @@ class _MiniLMBase(Embedder):
 
     def _forward(self, model: Any, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+
+def _ids(ids: list[int]) -> list[int]:
+    """[CLS] text [SEP] cut to the model's window as the tokenizer's own truncation cuts it: the
+    text's first MAX_TOKENS - 2 tokens, then [SEP] (the last id) again."""
+    return ids if len(ids) <= MAX_TOKENS else ids[: MAX_TOKENS - 1] + ids[-1:]
 
 
 class MiniLMInt8Embedder(_MiniLMBase):

@@ -130,3 +130,26 @@ def test_minilm_int8_embeds_sub_batches_at_once_with_the_same_vectors_as_one_at_
     parallel._forward = recorded_forward  # type: ignore[method-assign]
     parallel.embed(["one query"])
     assert callers == [threading.current_thread().name]
+
+
+def test_one_tokenizer_cuts_to_the_window_as_the_tokenizers_own_truncation_does():
+    """The embedder keeps one tokenizer without truncation (spans need every token) and cuts ids
+    itself: the ids must be exactly those of the tokenizer truncating at the model's window."""
+    import random
+
+    from tokenizers import Tokenizer
+
+    from vector_svc.embedders import MAX_TOKENS, _ids, minilm_tokenizer_path
+
+    truncating = Tokenizer.from_file(str(minilm_tokenizer_path()))
+    truncating.enable_truncation(MAX_TOKENS)
+    truncating.no_padding()
+    whole = Tokenizer.from_file(str(minilm_tokenizer_path()))
+    whole.no_truncation()
+    whole.no_padding()
+    rng = random.Random(3)
+    words = ["naïve", "日本語のテキスト", "emoji😀", "x" * 300, "don't", "a-b_c", "İstanbul", "token", "refresh"]
+    texts = ["", " ", "a"] + [" ".join(rng.choice(words) for _ in range(rng.randint(1, 400))) for _ in range(200)]
+    cut = [_ids(e.ids) for e in whole.encode_batch(texts)]
+    assert cut == [e.ids for e in truncating.encode_batch(texts)]
+    assert any(len(e.ids) > MAX_TOKENS for e in whole.encode_batch(texts))
