@@ -15,6 +15,7 @@ from mnemo.vocab import PROJECT_MAX_BYTES, TITLE_MAX_CHARS, TYPE_NAME_RE
 from store_svc import validate
 from store_svc.convert import to_json_list
 from store_svc.dialect import Conn
+from store_svc.ids import ids_for
 from store_svc.writes import clean, content_hash, ensure_memory_sessions, needs_full_clean, timestamps
 
 _OBS_COLUMNS = ("memory_session_id", "project", "text", "type", "title", "subtitle", "facts", "narrative",
@@ -27,6 +28,11 @@ _OBS_LIST = ", ".join(_OBS_COLUMNS)
 _STAGE_CREATE = f"CREATE TEMP TABLE IF NOT EXISTS stage_observations({_OBS_LIST})"
 _STAGE_INSERT = f"INSERT INTO temp.stage_observations VALUES ({', '.join('?' for _ in _OBS_COLUMNS)})"
 _OBS_INSERT = f"INSERT INTO observations({_OBS_LIST}) SELECT {_OBS_LIST} FROM temp.stage_observations ORDER BY rowid"
+# On a SQLite team store each row's id is drawn first (store_svc/ids.py) and staged with it.
+_STAGE_ID_CREATE = f"CREATE TEMP TABLE IF NOT EXISTS stage_observation_ids(id, {_OBS_LIST})"
+_STAGE_ID_INSERT = f"INSERT INTO temp.stage_observation_ids VALUES (?, {', '.join('?' for _ in _OBS_COLUMNS)})"
+_OBS_ID_INSERT = (f"INSERT INTO observations(id, {_OBS_LIST}) SELECT id, {_OBS_LIST} FROM temp.stage_observation_ids "
+                  "ORDER BY rowid")
 # PostgreSQL keeps its tsvector in a generated column: one INSERT per row (pipelined) costs no extra.
 _OBS_INSERT_ONE = f"INSERT INTO observations({_OBS_LIST}) VALUES ({', '.join('?' for _ in _OBS_COLUMNS)}) RETURNING id"
 
@@ -190,6 +196,13 @@ def _insert_rows(conn: Conn, fresh: Sequence[PreparedObservation]) -> list[int]:
     """Insert the rows in order; their new ids in the same order."""
     if conn.dialect.name == "postgres":  # store_svc.pg.conn.PgConnection
         return cast(Any, conn).insert_ids(_OBS_INSERT_ONE, [p.values for p in fresh])
+    drawn = ids_for(conn, "observations", [p.project for p in fresh])
+    if drawn[0] is not None:  # a team store: per-project ids
+        conn.execute(_STAGE_ID_CREATE)
+        conn.executemany(_STAGE_ID_INSERT, [(i, *p.values) for i, p in zip(drawn, fresh, strict=True)])
+        conn.execute(_OBS_ID_INSERT)
+        conn.execute("DELETE FROM temp.stage_observation_ids")
+        return [int(i) for i in drawn if i is not None]
     before = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
     conn.execute(_STAGE_CREATE)
     conn.executemany(_STAGE_INSERT, [p.values for p in fresh])

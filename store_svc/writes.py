@@ -16,7 +16,7 @@ from mnemo.query import has_cjk
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2
 from mnemo.vocab import DEFAULT_PLATFORM, DEFAULT_SESSION_PREFIXES, default_session_ids
-from store_svc import convert, validate
+from store_svc import convert, ids, validate
 from store_svc.convert import to_json_list
 from store_svc.dialect import Conn, Cursor, Row
 
@@ -180,6 +180,11 @@ def check_not_reserved(field: str, session_id: str, project: str) -> None:
                                f"reserved for each project's default session; name another session")
 
 
+_SESSION_COLUMNS = ("content_session_id", "memory_session_id", "project", "platform_source", "user_prompt",
+                    "started_at", "started_at_epoch", "completed_at", "completed_at_epoch", "status",
+                    "prompt_counter", "custom_title", "external_id", "writer")
+
+
 def create_session(conn: Conn, *, content_session_id: str, project: str, platform: str,
                    memory_session_id: str = "", user_prompt: str = "", custom_title: str = "",
                    started_at_epoch: int = 0, started_at: str = "", external_id: str = "",
@@ -191,10 +196,8 @@ def create_session(conn: Conn, *, content_session_id: str, project: str, platfor
     check_memory_session_free(conn, memory_session_id, None)
     epoch, iso = timestamps(started_at_epoch, started_at)
     done_iso = (completed_at or iso_from_ms(completed_at_epoch)) if completed_at_epoch else None
-    cursor = conn.execute(
-        "INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, user_prompt, "
-        "started_at, started_at_epoch, completed_at, completed_at_epoch, status, prompt_counter, custom_title, "
-        "external_id, writer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+    cursor = ids.insert(
+        conn, "sdk_sessions", project, _SESSION_COLUMNS,
         (content_session_id, memory_session_id, project, platform, user_prompt or None, iso, epoch, done_iso,
          completed_at_epoch or None, status, prompt_counter, custom_title or None, external_id or None,
          identity.writer()))
@@ -207,11 +210,13 @@ def ensure_memory_sessions(conn: Conn, pairs: dict[str, tuple[str, int]]) -> Non
     confined = identity.restricted_projects() is not None
     for memory_session_id, (project, epoch) in pairs.items():
         check_not_reserved("memory_session_id", memory_session_id, project)
-        conn.execute(
-            "INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, platform_source, "
-            "started_at, started_at_epoch, writer) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch,
-             identity.writer()))
+        owner = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?",
+                             (memory_session_id,)).fetchone()
+        if owner is None:
+            ids.insert(conn, "sdk_sessions", project, ("content_session_id", "memory_session_id", "project",
+                                                       "platform_source", "started_at", "started_at_epoch", "writer"),
+                       (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch,
+                        identity.writer()), tail="ON CONFLICT DO NOTHING")
         if confined:  # records go only into sessions of the caller's projects (checked in the transaction)
             owner = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?",
                                  (memory_session_id,)).fetchone()
@@ -301,9 +306,10 @@ def insert_prompt(conn: Conn, prompt: PreparedPrompt) -> tuple[Row | None, str]:
                  (number, session["id"], number))
     if not prompt.text:
         return None, "private"
-    cursor = conn.execute(
-        "INSERT INTO user_prompts(session_db_id, content_session_id, prompt_number, prompt_text, created_at, "
-        "created_at_epoch, external_id, has_cjk, writer) VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+    cursor = ids.insert(
+        conn, "user_prompts", session["project"],
+        ("session_db_id", "content_session_id", "prompt_number", "prompt_text", "created_at", "created_at_epoch",
+         "external_id", "has_cjk", "writer"),
         (session["id"], prompt.content_session_id, number, prompt.text, prompt.created_at, prompt.epoch,
          prompt.external_id or None, int(has_cjk(prompt.text)), identity.writer()))
     if not session["user_prompt"]:
@@ -352,10 +358,7 @@ def insert_summary(conn: Conn, values: tuple, *, dedupe_on_time: bool = False) -
             identity.require_own_record("memory_session_id", known["project"])
             return known["id"], False
     ensure_memory_sessions(conn, {values[0]: (values[1], values[13])})
-    cursor = conn.execute(
-        f"INSERT INTO session_summaries({', '.join(_SUM_COLUMNS)}) VALUES ({', '.join('?' for _ in _SUM_COLUMNS)}) "
-        "RETURNING id",
-        values)
+    cursor = ids.insert(conn, "session_summaries", values[1], _SUM_COLUMNS, values)
     return inserted_id(cursor), True
 
 
@@ -408,10 +411,11 @@ def insert_tool_use(conn: Conn, tool: common_pb2.ToolUse, cap: int, where: str =
         if missing:
             raise InvalidArgument(f"{where}.observation_ids", f"unknown observation id {missing[0]}")
     session = session_for_write(conn, tool.content_session_id, "", tool.project, f"{where}.")
-    cursor = conn.execute(
-        "INSERT INTO tool_uses(session_db_id, content_session_id, tool_use_id, tool_name, tool_input, tool_response, "
-        "input_truncated, response_truncated, input_size, response_size, cwd, prompt_number, created_at, "
-        "created_at_epoch, writer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+    cursor = ids.insert(
+        conn, "tool_uses", session["project"],
+        ("session_db_id", "content_session_id", "tool_use_id", "tool_name", "tool_input", "tool_response",
+         "input_truncated", "response_truncated", "input_size", "response_size", "cwd", "prompt_number",
+         "created_at", "created_at_epoch", "writer"),
         (session["id"], tool.content_session_id, tool.tool_use_id or None, tool.tool_name, tool_input, response,
          int(input_cut), int(response_cut), input_size, response_size, tool.cwd or None,
          tool.prompt_number or None, iso, epoch, identity.writer()))

@@ -1,13 +1,16 @@
-"""Record ids on the team server (store_svc/migrations/postgres/0010_ids.sql): the ids a project
-gets back do not depend on what other projects write, stay ordered within the project, and an
-upgraded database keeps the ids it gave out."""
+"""Record ids on the team server (store_svc/migrations/postgres/0010_ids.sql, and on SQLite once
+the store holds a user token, sqlite/0013_sqlite_ids.sql with store_svc/ids.py): the ids a
+project gets back do not depend on what other projects write, stay ordered within the project,
+and an upgraded database keeps the ids it gave out."""
 
 from __future__ import annotations
 
 import pytest
 
 from mnemo.v1 import common_pb2, store_pb2
+from store_svc import tokens
 from store_svc.core import Store
+from store_svc.curation import forget_rpc
 from store_svc.pg.backend import PgBackend
 from tests.pg import create_database, drop_database
 from tests.unit.store_svc.upgrade import write_before
@@ -63,9 +66,17 @@ def _steps(values: list[int]) -> list[int]:
     return [b - a for a, b in zip(values, values[1:], strict=False)]
 
 
-def _alpha_ids(dsn: str, beta_writes: bool) -> tuple[list[dict[str, int]], dict[str, int]]:
-    """alpha's ids of 4 rounds on a fresh database, with beta writing more and more in between or not."""
-    store = Store(backend=PgBackend(dsn, pool_size=2))
+def _team_sqlite(path) -> Store:
+    """A SQLite store that became a team's: it holds a user token."""
+    store = Store(path)
+    tokens.add_token(store, store_pb2.AddTokenRequest(user="ana", projects=["alpha"]))
+    return store
+
+
+def _alpha_ids(where, beta_writes: bool) -> tuple[list[dict[str, int]], dict[str, int]]:
+    """alpha's ids of 4 rounds on a fresh database (a PostgreSQL dsn, or a SQLite path made a team
+    store), with beta writing more and more in between or not."""
+    store = Store(backend=PgBackend(where, pool_size=2)) if isinstance(where, str) else _team_sqlite(where)
     try:
         alpha = []
         for n in range(4):
@@ -85,6 +96,45 @@ def test_the_steps_between_a_projects_ids_do_not_depend_on_other_projects(postgr
     finally:
         for dsn in dsns:
             drop_database(postgres_dsn, dsn)
+    _assert_independent(alone, crowded, beta)
+
+
+def test_on_a_sqlite_team_store_too_the_steps_do_not_depend_on_other_projects(tmp_path):
+    alone, _ = _alpha_ids(tmp_path / "alone.db", beta_writes=False)
+    crowded, beta = _alpha_ids(tmp_path / "crowded.db", beta_writes=True)
+    _assert_independent(alone, crowded, beta)
+
+
+def test_a_sqlite_store_without_user_tokens_keeps_its_small_ids(tmp_path):
+    """One developer's store: AUTOINCREMENT, ids 1, 2, 3, as before."""
+    store = Store(tmp_path / "mine.db")
+    try:
+        assert [_observation(store, p, f"n{i}") for i, p in enumerate(("alpha", "beta", "alpha"))] == [1, 2, 3]
+    finally:
+        store.close()
+
+
+def test_a_sqlite_store_that_gets_a_token_gives_new_ids_above_every_old_one(tmp_path):
+    store = Store(tmp_path / "grown.db")
+    try:
+        old = [_observation(store, "alpha", f"old {n}") for n in range(3)]
+        last = common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=old[-1])
+        forget_rpc(store, store_pb2.ForgetRequest(refs=[last]))  # its id is never given again
+        tokens.add_token(store, store_pb2.AddTokenRequest(user="ana", projects=["alpha"]))
+        new = [_observation(store, project, f"new {n}") for n in range(2) for project in ("alpha", "beta")]
+        batch = store.add_observations(store_pb2.AddObservationsRequest(observations=[
+            common_pb2.Observation(memory_session_id="m-alpha", project=p, type="discovery", title=f"batch {p} {n}")
+            for n in range(2) for p in ("alpha", "beta")])).ids
+        refs = [common_pb2.Ref(kind=common_pb2.DOC_KIND_OBSERVATION, id=i) for i in [*old[:2], *new, *batch]]
+        rows = [r.observation for r in store.get_records(store_pb2.GetRecordsRequest(refs=refs)).records]
+    finally:
+        store.close()
+    assert old == [1, 2, 3] and min(new) > STRIDE and len(rows) == 2 + len(new) + len(batch)
+    alpha = [i for i, r in zip([*new, *batch], rows[2:], strict=True) if r.project == "alpha"]
+    assert _steps(alpha) == [STRIDE] * 3 and alpha == sorted(alpha)  # in write order, one step per own insert
+
+
+def _assert_independent(alone: list[dict[str, int]], crowded: list[dict[str, int]], beta: dict[str, int]) -> None:
     for table in TABLES:
         steps = _steps([row[table] for row in crowded])
         assert steps == _steps([row[table] for row in alone]), table  # beta's 0, 3, 6 records show nowhere
@@ -120,3 +170,18 @@ def test_an_upgraded_database_keeps_its_ids_and_gives_new_ones_above_them(settin
         store.close()
     assert sorted((r.id, r.title) for r in kept) == [(i, f"old {n}") for n, i in enumerate(old)]
     assert new[0] > old[-1] and _steps(new) == [STRIDE]
+
+
+@pytest.mark.parametrize("store_backend", ["sqlite"])
+def test_a_sqlite_store_that_held_tokens_before_migration_13_switches_when_it_upgrades(settings, monkeypatch):
+    def before(store: Store) -> list[int]:
+        tokens.add_token(store, store_pb2.AddTokenRequest(user="ana", projects=["alpha"]))
+        return [_observation(store, "alpha", f"old {n}") for n in range(2)]
+
+    old = write_before(settings, monkeypatch, 12, before)
+    store = Store.from_settings(settings)
+    try:
+        new = [_observation(store, "alpha", f"new {n}") for n in range(2)]
+    finally:
+        store.close()
+    assert old == [1, 2] and new[0] > STRIDE and _steps(new) == [STRIDE]

@@ -36,7 +36,7 @@ def test_sqlite_corpora_move_into_their_filters_project(tmp_path, monkeypatch):
         assert schema.migrate(conn) == 11
         with conn:
             _seed(lambda sql, args: conn.execute(sql.replace("%s", "?"), args))
-        monkeypatch.setattr(schema, "MIGRATIONS", every)
+        monkeypatch.setattr(schema, "MIGRATIONS", every[:12])
         assert schema.migrate(conn) == 12
         assert [list(r) for r in conn.execute(_AFTER)] == EXPECTED
         with conn:
@@ -59,7 +59,7 @@ def test_postgres_corpora_move_into_their_filters_project(postgres_database, mon
     with psycopg.connect(postgres_database, autocommit=True) as conn:
         assert pg_schema.migrate(conn) == 11
         _seed(conn.execute)
-        monkeypatch.setattr(pg_schema, "MIGRATIONS", every)
+        monkeypatch.setattr(pg_schema, "MIGRATIONS", every[:12])
         assert pg_schema.migrate(conn) == 12
         assert [list(r) for r in conn.execute(_AFTER)] == EXPECTED
         conn.execute(_SECOND)

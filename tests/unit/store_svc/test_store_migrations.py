@@ -49,6 +49,8 @@ RELEASED = {
     "postgres/0011_external_ids.sql": "1199436fe25481e7d31ac8c45c923f82a8bfe2eb9aa55692909791ad649cfdb9",
     "sqlite/0012_corpus_projects.sql": "4d9dd80f67af3a4a66391913d786421eb2bc780ce7e18d223b8a1ff8708a9866",
     "postgres/0012_corpus_projects.sql": "f3a4829167f7655fca4f3c42d8cab40302b01c4b6e19a33e11e32acc3c6fb107",
+    "postgres/0013_sqlite_ids.sql": "193bf7e2781e315ef179d886386e9cd07fe2ee528bddf8e67eaddb6d665f68c7",
+    "sqlite/0013_sqlite_ids.sql": "ef5d9bff28cd911a0a7169906acb4dba37a22b3deb5d38372677ea67fac41c17",
 }
 
 

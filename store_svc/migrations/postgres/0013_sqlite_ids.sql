@@ -1,0 +1,1 @@
+-- per-project record ids on SQLite team stores
