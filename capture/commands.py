@@ -15,7 +15,7 @@ import re
 # `VAR=value`, `npx`, `uv run`, a path), never by a word anywhere in it: `pip install pytest`
 # is an install, `python -m json.tool` no test.
 _TEST_COMMANDS = re.compile(
-    r"^(pytest|py\.test|python[\d.]*\s+-m\s+(?:pytest|unittest)|tox|nox|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|"
+    r"^(pytest|py\.test|python[\d.]*\s+-m\s+(?:pytest|unittest|doctest)|tox|nox|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|"
     r"jest|vitest|mocha|node\s+(?:\S+\s+)*--test|go\s+test|cargo\s+(?:test|nextest)|mvn\s+(?:-\S+\s+)*test|"
     r"(?:\./)?gradlew?\s+test|rspec|phpunit|dotnet\s+test|ctest|make\s+(?:test|check))\b"
 )

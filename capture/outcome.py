@@ -201,9 +201,34 @@ def _runner_remains(text: str, command: str) -> Signal | None:
         return Signal(FAILED, "mocha", "a test failed (! in the dot reporter's line)")
     if _GCC_UNDECLARED.search(text):  # all a `| tail -1` may keep of gcc's "'x' undeclared" error
         return Signal(FAILED, "gcc", "undeclared identifier")
+    counted_lines = _lines_counted(text, command)
+    if counted_lines is not None:
+        return counted_lines
     counted = _FAILURES_COUNTED.search(command) if test_runner(command) else None
     if counted and re.fullmatch(r"[1-9]\d*", text.strip()):  # `pytest | grep -c FAILED` printing 9
         return Signal(FAILED, test_runner(command), f"{text.strip()} lines with {counted.group(1)}")
+    return None
+
+
+# Tools that print nothing at all when they pass (`npx tsc --noEmit | wc -l` printing 0); tsc
+# prints nothing but its errors, unless asked for more.
+_SILENT_WHEN_PASSING = re.compile(r"^(?:tsc|eslint|gcc|g\+\+|clang)\s|^(?:tsc|eslint)$")
+_TSC_CHATTY = re.compile(r"\s(?:-v|-h|-w|--version|--help|--watch|--init|--verbose|--list\w*|--show\w*|--explain\w*|"
+                         r"--\w*[dD]iagnostics|--traceResolution|--generateTrace)\b")
+
+
+def _lines_counted(text: str, command: str) -> Signal | None:
+    """A tool silent when it passes, its output counted by `| wc -l`: 0 lines is its silence;
+    any line from tsc is an error."""
+    steps = programs(command)
+    if not steps or not re.search(r"\|\s*wc\s+-l\s*$", command) or not re.fullmatch(r"\d+", text.strip()) \
+            or not _SILENT_WHEN_PASSING.match(steps[-1]):
+        return None
+    tool = steps[-1].split()[0]
+    if int(text.strip()) == 0:
+        return Signal(SUCCEEDED, tool, "no output")
+    if tool == "tsc" and not _TSC_CHATTY.search(f" {steps[-1]}"):
+        return Signal(FAILED, tool, f"{text.strip()} lines of errors")
     return None
 
 

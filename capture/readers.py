@@ -44,6 +44,11 @@ _PYTEST_PROGRESS = re.compile(r"^[.sxX]*[FE][.FEsxX]*\s+\[\s*\d+%\]$", re.MULTIL
 def _pytest(text: str) -> Signal | None:
     summaries = _PYTEST_SUMMARY.findall(text)
     interrupted = re.search(r"^(?:=+ )?Interrupted: (\d+ errors? during collection)", text, re.MULTILINE)
+    collected = _PYTEST_COLLECTED.search(text)
+    if not summaries and not interrupted and collected:  # `--collect-only`: what it found, or its errors
+        bad = bool(collected.group(2)) or collected.group(1).startswith("no")
+        return Signal(FAILED if bad else SUCCEEDED, "pytest", collected.group(0).strip("= \n"),
+                      _names(_PYTEST_HEADER, text))
     if not summaries and not interrupted:
         # The summary cut away (`| head`, a host keeping only the head): a failed test still
         # shows in the progress line or as `-v`'s "id FAILED".
@@ -55,6 +60,10 @@ def _pytest(text: str) -> Signal | None:
     failing = _names(_PYTEST_FAILED, text) or _names(_PYTEST_VERBOSE, text) or _names(_PYTEST_HEADER, text)
     bad = interrupted or re.search(r"\b[1-9]\d* (?:failed|errors?)\b|no tests ran", counts) or _nothing_ran(counts)
     return Signal(FAILED if bad else SUCCEEDED, "pytest", counts.strip(), failing)
+
+
+_PYTEST_COLLECTED = re.compile(r"^(?:=+ )?(\d+ tests? collected|no tests collected)(, \d+ errors?)?"
+                               r"(?: in [\d.]+s)?(?: =+)?\s*$", re.MULTILINE)
 
 
 def _nothing_ran(counts: str) -> bool:
@@ -81,6 +90,20 @@ def _unittest(text: str) -> Signal | None:
     failing = tuple(f"{m.group(2)}.{m.group(1)}" for m in _UNITTEST_NAME.finditer(text))[:MAX_NAMES]
     counts = f"Ran {ran.group(1)} tests: {end.group(0).strip()}"
     return Signal(FAILED if end.group(1) == "FAILED" else SUCCEEDED, "unittest", counts, failing)
+
+
+_DOCTEST_FAILED = re.compile(r"^\*\*\*Test Failed\*\*\* (\d+ failures?)\.$", re.MULTILINE)
+_DOCTEST_PASSED = re.compile(r"^(\d+ passed and 0 failed)\.\nTest passed\.$", re.MULTILINE)
+_DOCTEST_NAME = re.compile(r"^File \"[^\"]+\", line \d+, in (\S+)$", re.MULTILINE)
+
+
+def _doctest(text: str) -> Signal | None:
+    """`python -m doctest`: silent when all pass, `-v` ends with "Test passed."."""
+    failed = _DOCTEST_FAILED.search(text)
+    if failed:
+        return Signal(FAILED, "doctest", failed.group(1), _names(_DOCTEST_NAME, text))
+    passed = _DOCTEST_PASSED.search(text)
+    return Signal(SUCCEEDED, "doctest", passed.group(1)) if passed else None
 
 
 _JEST_TESTS = re.compile(r"^Tests:\s+(.*\btotal)\s*$", re.MULTILINE)
@@ -299,13 +322,14 @@ def _python_crash(text: str) -> Signal | None:
 
 
 _READERS: tuple[Callable[[str], Signal | None], ...] = (
-    _pytest, _unittest, _jest, _vitest, _mocha, _node_test, _go_test, _cargo, _maven, _gradle, _dotnet, _rspec,
-    _tsc, _eslint, _mypy, _ruff, _package_managers, _make, _git, _docker, _crashes, _python_crash,
+    _pytest, _unittest, _doctest, _jest, _vitest, _mocha, _node_test, _go_test, _cargo, _maven, _gradle, _dotnet,
+    _rspec, _tsc, _eslint, _mypy, _ruff, _package_managers, _make, _git, _docker, _crashes, _python_crash,
 )
 
 # git's refusals that print no "error:" line: what they mean depends on the subcommand.
 _GIT_REFUSALS = (
-    ("commit", re.compile(r"^(?:nothing to commit|no changes added to commit)\b.*$", re.MULTILINE)),
+    ("commit", re.compile(r"^(?:nothing to commit|no changes added to commit|nothing added to commit)\b.*$",
+                          re.MULTILINE)),
     ("pull", re.compile(r"^There is no tracking information for the current branch\.$", re.MULTILINE)),
     ("stash", re.compile(r"^No stash entries found\.$", re.MULTILINE)),
     ("push", re.compile(r"^hint: .*(?:Updates were rejected|integrate the remote changes|before pushing again).*$",
