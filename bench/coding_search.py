@@ -132,17 +132,14 @@ def nonsense_row(stack: Stack) -> list[object]:
     return [f"nonsense ({len(NONSENSE)}, e.g. {NONSENSE[0]!r}): nothing found", f"{empty}/{len(NONSENSE)}", "-"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--observations", type=int, default=10_000, help="observations in the corpus")
-    parser.add_argument("--embedder", default="minilm-int8", help="embedder name")
-    parser.add_argument("--index-timeout", type=float, default=3600, help="seconds the vector index may take")
-    args = parser.parse_args(argv)
-    stack = Stack(args.embedder)
+def run_coding_search(observations: int = 10_000, embedder: str = "minilm-int8", index_timeout: float = 3600) -> None:
+    """Build the coding memory in a private stack and print the table (bench/locomo/run.py calls it
+    too, so the known-item, paraphrase and LoCoMo figures come from one run)."""
+    stack = Stack(embedder)
     try:
         with tempfile.TemporaryDirectory(prefix="mnemo-coding-") as tmp:
             db = Path(tmp) / "claude-mem.db"
-            written = claude_mem_database(db, args.observations)
+            written = claude_mem_database(db, observations)
             started = time.monotonic()
             subprocess.run(
                 [sys.executable, "-m", "mnemo.cli", "import", str(db)],
@@ -152,10 +149,10 @@ def main(argv: list[str] | None = None) -> int:
                 capture_output=True,
                 timeout=3600,
             )
-            imported, indexed = time.monotonic() - started, caught_up(stack, args.index_timeout)
+            imported, indexed = time.monotonic() - started, caught_up(stack, index_timeout)
             print(
                 f"\nCoding memory: {written:,} records (bench/peer/corpus.py) imported in {imported:.0f} s, "
-                f"embedded {indexed:.0f} s later; SearchService.Search, {TOP} rows, embedder {args.embedder}"
+                f"embedded {indexed:.0f} s later; SearchService.Search, {TOP} rows, embedder {embedder}"
             )
             rows = [kinds_row(stack), paraphrase_row(stack, db), paraphrase_row(stack, db, vector_only=True),
                     nonsense_row(stack)]
@@ -163,6 +160,15 @@ def main(argv: list[str] | None = None) -> int:
             print(CLAUDE_MEM_HYBRID)
     finally:
         stack.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--observations", type=int, default=10_000, help="observations in the corpus")
+    parser.add_argument("--embedder", default="minilm-int8", help="embedder name")
+    parser.add_argument("--index-timeout", type=float, default=3600, help="seconds the vector index may take")
+    args = parser.parse_args(argv)
+    run_coding_search(args.observations, args.embedder, args.index_timeout)
     print_load_average()
     return 0
 

@@ -12,7 +12,8 @@ Then, unless --no-cv: each question is also asked in another conversation's proj
 nothing is relevant) to measure "nothing found", and every fusion parameter and the relevance
 floor are chosen by leave-one-conversation-out cross-validation (bench/locomo/cv.py), printed
 next to the in-sample figures; then the known-item figures of bench/known_items.py (unless
---known-items 0), so one run judges both; and the vector catch-up rate (bench/vector.py) with the load
+--known-items 0) and of bench/coding_search.py (keyword kinds, paraphrases, nonsense; unless
+--coding-search 0), so one run judges all three; and the vector catch-up rate (bench/vector.py) with the load
 average, since the machine is shared.
 
 The three columns come from the same stack in the same run:
@@ -21,7 +22,7 @@ The three columns come from the same stack in the same run:
 - hybrid:  SearchService.Search (what the search tool answers), project-scoped.
 
     .venv/bin/python -m bench.locomo                 # real embedder (settings default, minilm-int8)
-    .venv/bin/python -m bench.locomo --no-cv --catchup 0 --known-items 0   # the three columns only
+    .venv/bin/python -m bench.locomo --no-cv --catchup 0 --known-items 0 --coding-search 0   # the three columns only
     .venv/bin/python -m bench.locomo --convs SAMPLE_ID --embedder hash   # one conversation (its id in the data)
     .venv/bin/python -m bench.locomo --no-cv --catchup 0 --store-backend postgres   # store on PostgreSQL
 
@@ -404,6 +405,9 @@ def main(argv=None) -> int:
     parser.add_argument("--store-dsn", default="", help="PostgreSQL database for --store-backend postgres")
     parser.add_argument("--known-items", type=int, default=200,
                         help="queries per class of bench/known_items.py printed beside these figures (0 = skip)")
+    parser.add_argument("--coding-search", type=int, default=10_000,
+                        help="observations of bench/coding_search.py's memory (keyword kinds, paraphrases, "
+                             "nonsense) printed beside these figures (0 = skip)")
     args = parser.parse_args(argv)
     if not (DATA_DIR / "locomo-dev.json").is_file():
         print(f"skipped: {DATA_DIR} is absent")
@@ -452,6 +456,10 @@ def main(argv=None) -> int:
         from bench.known_items import print_known_items, run_known_items
 
         print_known_items(run_known_items(args.known_items, cli_per_class=10, embedder=args.embedder))
+    if args.coding_search:  # and paraphrases: a gate that lets them through must keep the figures above
+        from bench.coding_search import run_coding_search
+
+        run_coding_search(args.coding_search, args.embedder or "minilm-int8")
     if args.catchup:
         print()
         catch_up(args.catchup, args.embedder)
