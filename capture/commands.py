@@ -120,6 +120,12 @@ _SETUP_STEP = re.compile(r"^(?:cd|pushd|export|source|\.|set|unset|nvm\s+use|con
 
 
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def masked_quotes(command: str) -> str:
+    """The command with the text inside its quotes blanked out, its length kept: a `|` or `>`
+    inside `jq '.a | length > 1'` is no pipe and no redirection."""
+    return _QUOTED.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], command)
 # Programs whose output is a file's or a record's text: what it says is data, not their status.
 _READERS = re.compile(r"^(?:cat|tac|head|tail|less|more|bat|grep|egrep|rg|zcat|jq|sed\s+-n|awk|"
                       r"git\s+(?:log|show|diff|blame)|journalctl|docker\s+logs|kubectl\s+logs)\b")

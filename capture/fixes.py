@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
-from capture.commands import directory_and_command
+from capture.commands import directory_and_command, masked_quotes
 from capture.drafts import EDIT_TOOLS
 
 if TYPE_CHECKING:
@@ -92,7 +92,8 @@ def failure_keys(event: ToolEvent) -> list[str]:
     inputs = event.tool_input if isinstance(event.tool_input, dict) else {}
     if event.tool_name == "Bash":
         directory, command = directory_and_command(event.cwd, str(inputs.get("command", "")))
-        head = " ".join(_PIPE_OR_REDIRECT.sub("", command).split())
+        cut = _PIPE_OR_REDIRECT.search(masked_quotes(command))  # not at a `|` inside quotes
+        head = " ".join((command[:cut.start()] if cut else command).split())
         return [f"cmd:{directory}\0{head}"] if head else []
     path = inputs.get("file_path") or inputs.get("notebook_path")
     return [f"file:{path}"] if isinstance(path, str) and path else []
@@ -106,5 +107,6 @@ def is_change(event: ToolEvent) -> bool:
     if event.tool_name != "Bash" or not isinstance(event.tool_input, dict):
         return False
     _, command = directory_and_command(event.cwd, str(event.tool_input.get("command", "")))
-    parts = re.split(r"\s*(?:&&|;|\|\|)\s*", command)
-    return any(_CHANGE_COMMANDS.match(p) for p in parts) or bool(_WRITES_A_FILE.search(command))
+    bare = masked_quotes(command)  # `jq '.a | length > 1'` writes no file
+    parts = re.split(r"\s*(?:&&|;|\|\|)\s*", bare)
+    return any(_CHANGE_COMMANDS.match(p) for p in parts) or bool(_WRITES_A_FILE.search(bare))

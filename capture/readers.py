@@ -339,6 +339,7 @@ _GIT_REFUSALS = (
 )
 # Runners that print their own summary: TAP lines in their output come from a test they ran.
 _OWN_SUMMARY = re.compile(r"\b(?:jest|vitest|mocha)\b")
+_TAP_REPORTER = re.compile(r"(?:--reporter[= ]|-R\s*)tap\b")  # mocha's own summary is TAP then
 
 
 def read_output(text: str, command: str = "") -> Signal | None:
@@ -352,8 +353,8 @@ def read_output(text: str, command: str = "") -> Signal | None:
                 why = "no configured push destination" if why.startswith("git push") else "push rejected"
             return Signal(FAILED, "git", why)
     for reader in _READERS:
-        if reader is _node_test and _OWN_SUMMARY.search(command):
-            continue
+        if reader is _node_test and _OWN_SUMMARY.search(command) and not _TAP_REPORTER.search(command):
+            continue  # a node test file's TAP inside jest's run is that file's, not the run's
         signal = reader(text)
         if signal is not None:
             return signal
