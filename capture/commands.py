@@ -87,14 +87,23 @@ def test_runner(command: str) -> str:
 def programs(command: str) -> list[str]:
     """Each step of the command as `program args`, its program named by file name and without
     the wrappers that only run it (`VAR=1`, `npx`, `uv run`)."""
-    steps = re.split(r"\s*(?:&&|;|\|\|)\s*", without_leading_cd(command))
+    text = without_leading_cd(command)
     found = []
-    for step in steps:
-        step = _PROGRAM_PREFIX.sub("", re.split(r"(?<!\|)\|(?!\|)", step, maxsplit=1)[0].strip())
+    for step in _split_outside_quotes(r"\s*(?:&&|;|\|\|)\s*", text):  # `python -c "a; b"` is one step
+        step = _PROGRAM_PREFIX.sub("", _split_outside_quotes(r"(?<!\|)\|(?!\|)", step)[0].strip())
         if step and not step.startswith("cd "):
             step = _QUOTED_PROGRAM.sub(r"\2", step, count=1)
             found.append(PROGRAM_PATH.sub("", step, count=1))
     return found
+
+
+def _split_outside_quotes(separator: str, text: str) -> list[str]:
+    """`re.split` at the separators that are not inside quotes."""
+    pieces, start = [], 0
+    for cut in re.finditer(separator, masked_quotes(text)):
+        pieces.append(text[start:cut.start()])
+        start = cut.end()
+    return [*pieces, text[start:]]
 
 
 # --------------------------------------------------------------------------------------

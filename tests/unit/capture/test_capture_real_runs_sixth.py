@@ -49,3 +49,13 @@ def test_no_false_fix_in_the_sixth_set():
             if track(store, event, shell_verdict(event), {"row": i}):
                 claimed.add(i)
         assert claimed == true_fixes(session["steps"]), session["name"]
+
+
+def test_the_programs_of_a_command_are_split_outside_quotes_only():
+    from capture.commands import command_kind, programs
+
+    assert programs('cd x && python -c "import pytest; pytest.main()" | tail -2; echo done') == [
+        'python -c "import pytest; pytest.main()"', "echo done"]
+    assert programs("jq -e '.a | length > 5' good.json && VAR=1 npx jest | tail") == [
+        "jq -e '.a | length > 5' good.json", "jest"]
+    assert command_kind("git commit -m 'fix: a; pytest' && ls") == "vcs"
