@@ -9,16 +9,18 @@ Two halves, because either alone leaves a gap:
   older version, or a process started with a permissive umask, left behind, with one log
   line naming what it changed.
 
-`confine_caches(settings)` points the libraries a service loads at a cache inside the home
-(XDG_CACHE_HOME): onnxruntime writes a device id and a telemetry queue under ~/.cache as soon
-as it is imported, whatever its telemetry switch says; nothing of a session is written outside
-the home (tests/e2e/test_home_privacy.py walks $HOME after a whole session).
+`confine_caches(settings)` points the libraries a service loads at a cache and a temporary
+directory inside the home (XDG_CACHE_HOME, TMPDIR, SQLITE_TMPDIR): onnxruntime writes a device
+id and a telemetry queue under ~/.cache as soon as it is imported, whatever its telemetry switch
+says, and a session file in TMPDIR; SQLite spills temporary tables to TMPDIR. Nothing of a
+session is written outside the home (tests/e2e/test_files_written.py traces every process).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,12 +39,23 @@ def library_cache(settings: Settings) -> Path:
     return settings.home / "cache" / "libraries"
 
 
+def scratch_dir(settings: Settings) -> Path:
+    return settings.home / "tmp"
+
+
 def confine_caches(settings: Settings) -> None:
-    """Before any library is imported: XDG_CACHE_HOME under the home, private. Services and
-    their children read it; a user's own XDG_CACHE_HOME is not ours to write into either."""
+    """Before any library is imported: XDG_CACHE_HOME under the home, private, and the
+    temporary directory too (TMPDIR, SQLITE_TMPDIR): onnxruntime leaves a telemetry session
+    file (`.ses`) in TMPDIR and SQLite (Chroma's, the store's) spills temporary tables there,
+    with what they hold. Services and their children read these; a user's own are not ours to
+    write into either (tests/e2e/test_files_written.py traces every file a session writes)."""
     cache = library_cache(settings)
     cache.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     os.environ["XDG_CACHE_HOME"] = str(cache)
+    scratch = scratch_dir(settings)
+    scratch.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    os.environ["TMPDIR"] = os.environ["SQLITE_TMPDIR"] = str(scratch)
+    tempfile.tempdir = None  # Python's own temporary files follow on their next use
 
 
 def _walk(root: Path) -> Iterator[Path]:

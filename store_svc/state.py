@@ -193,6 +193,7 @@ def _corpus_row(conn: Conn, name: str, project: str) -> Row:
     """The corpus `name` of `project` that the caller may see; with no project, the one over all
     projects if the caller may see it, else the only one of that name in the caller's projects.
     Another project's corpus answers exactly like a name nobody holds."""
+    project = clean(project)  # as the corpus's project was stored (clean_strings in put_corpus)
     rows = [r for r in conn.execute("SELECT * FROM corpora WHERE name = ? ORDER BY project", (name,)).fetchall()
             if identity.may_access(r["project"])]
     exact = [r for r in rows if r["project"] == project]
