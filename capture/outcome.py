@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from capture.commands import (
     command_kind,
     exit_hidden,
+    masked_quotes,
     programs,
     reader_failed,
     reads_a_file,
@@ -72,6 +73,10 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
     zero = host_says == SUCCEEDED or exit_code == 0
     if interrupted:
         outcome = UNKNOWN  # stopped by the user: neither the code nor the command failed
+    elif exit_code == 1 and _JQ_CHECK.match(masked_quotes(command.strip())) and text.strip().rsplit("\n", 1)[-1] in (
+            "false", "null"):
+        # `jq -e` exits 1 when its filter gives false or null: a condition checked, like `test`
+        return Verdict(FAILED, error_line=FILTER_FALSE, exit_code=exit_code, note=FILTER_FALSE)
     elif host_says == FAILED or exit_code not in (None, 0):
         outcome = FAILED
     elif zero and not exit_hidden(command):
@@ -96,6 +101,8 @@ def judge(text: str, host_says: str, exit_code: int | None = None, interrupted: 
 
 
 NO_MATCH = "No matches found"
+FILTER_FALSE = "The filter gave false or null"
+_JQ_CHECK = re.compile(r"^jq\s+(?:-\w*e\w*|--exit-status)\b[^|;&]*$")
 _GREP = re.compile(r"^(?:e?grep|rg|git\s+grep|which)\s")  # each exits 1 when it finds nothing
 
 

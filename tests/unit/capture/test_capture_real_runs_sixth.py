@@ -59,3 +59,17 @@ def test_the_programs_of_a_command_are_split_outside_quotes_only():
     assert programs("jq -e '.a | length > 5' good.json && VAR=1 npx jest | tail") == [
         "jq -e '.a | length > 5' good.json", "jest"]
     assert command_kind("git commit -m 'fix: a; pytest' && ls") == "vcs"
+
+
+def test_jq_e_giving_false_is_a_condition_checked_not_a_problem_to_fix():
+    run = real_run("jq -e '.a | length > 5' good.json", "failed", SIXTH)  # exit 1, "false"
+    for delivery in DELIVERIES:
+        verdict = shell_verdict(tool_event(run, delivery))
+        assert verdict.failed and verdict.note == "The filter gave false or null"
+    from capture.observer import observe
+
+    [draft] = observe(tool_event(run, "claude"))
+    assert draft.type == "discovery" and draft.title.endswith("(The filter gave false or null)")
+    from capture.outcome import judge
+
+    assert not judge("jq: error: syntax error\n", "failed", 3, command="jq -e '.a[' f.json").note  # its own error
