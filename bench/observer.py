@@ -177,11 +177,16 @@ def missing_next_steps(session: dict[str, Any], persist_dir: Path) -> Counter[st
 def main() -> int:
     met = True
     totals: dict[str, Counter[str]] = {d: Counter() for d in (*DELIVERIES, HOOK_DELIVERY)}
+    sessions: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as tmp:
         for run_set in RUN_SETS:
-            met &= report(run_set, Path(tmp), totals)
+            met &= report(run_set, Path(tmp), totals, sessions)
     print(f"\nall sets: {totals[DELIVERIES[0]]['runs']} real runs")
     print_table(totals)
+    print(f"'Fixed': {sessions['claims']} claims, {sessions['false']} false, {sessions['missed']} of "
+          f"{sessions['true']} true fixes missed; 'Tests pass' for a command whose last run failed: "
+          f"{sessions['wrong pass']}; still-failing commands left out of next steps: {sessions['left out']} "
+          f"(and {sessions['left out unknown']} whose last outcome is unknown)")
     print_load_average()
     print(f"targets (accuracy >= {TARGET_ACCURACY} per delivery, no false claim, no false fix): "
           f"{'met' if met else 'NOT met'}")
@@ -199,7 +204,7 @@ def print_table(rows: dict[str, Counter[str]]) -> None:
               f"{c['false success']:>15}{c['false failure']:>15}{c['unknown']:>9}{c['claiming unknown']:>18}")
 
 
-def report(run_set: str, persist: Path, totals: dict[str, Counter[str]]) -> bool:
+def report(run_set: str, persist: Path, totals: dict[str, Counter[str]], overall: Counter[str]) -> bool:
     """Print one run set's tables, adding its counts to totals; whether it meets the targets."""
     runs = list(all_runs(run_set))
     truth = Counter(r["truth"] for r in runs)
@@ -225,9 +230,13 @@ def report(run_set: str, persist: Path, totals: dict[str, Counter[str]]) -> bool
         missed = sum(len(true[n] - claims[n]) for n in true)
         print(f"{name:<10}{sum(len(c) for c in claims.values()):>13}{false:>7}{missed:>8}")
         ok &= name != "observer" or false == 0
+        if name == "observer":
+            overall.update({"claims": sum(len(c) for c in claims.values()), "false": false, "missed": missed,
+                            "true": sum(len(t) for t in true.values())})
     wrong_pass = sum(false_tests_pass(s, persist) for s in sessions)
     print(f"summaries saying 'Tests pass' for a command whose last run failed: {wrong_pass}")
     left_out = sum((missing_next_steps(s, persist) for s in sessions), Counter())
+    overall.update({"wrong pass": wrong_pass, "left out": left_out["failed"], "left out unknown": left_out["unknown"]})
     print(f"commands still failing at the end that the summary's next steps leave out: {left_out['failed']} "
           f"(and {left_out['unknown']} whose last run's outcome is unknown)")
     return ok and wrong_pass == 0 and left_out["failed"] == 0
