@@ -40,6 +40,7 @@ class SqliteBackend:
         self._in_flight = 0
         self._idle = threading.Condition(self._readers_lock)
         self._closed = False
+        self._started = 0  # reads and writes started, for store_svc.idle_memory
 
     def close(self, drain_s: float = 5.0) -> None:
         with self._idle:
@@ -51,9 +52,31 @@ class SqliteBackend:
         with self._write_lock:
             self._writer.close()
 
+    def activity(self) -> int:
+        return self._started
+
+    def release_memory(self) -> bool:
+        """Empty every connection's page cache (store_svc.idle_memory), when no read is in flight
+        (a read waits for this lock to start) and the writer is free; False when something runs."""
+        with self._idle:
+            if self._closed or self._in_flight:
+                return False
+            for conn in self._readers:
+                conn.execute("PRAGMA shrink_memory")
+        if not self._write_lock.acquire(blocking=False):
+            return False
+        try:
+            if self._closed:
+                return False
+            self._writer.execute("PRAGMA shrink_memory")
+        finally:
+            self._write_lock.release()
+        return True
+
     @contextmanager
     def writing(self) -> Iterator[Conn]:
         """One write transaction: committed when the block succeeds, rolled back otherwise."""
+        self._started += 1
         with self._write_lock:
             self._writer.execute("BEGIN IMMEDIATE")
             try:
@@ -80,6 +103,7 @@ class SqliteBackend:
             if self._closed:
                 raise Unavailable("the store is shutting down; retry in a moment")
             self._in_flight += 1
+            self._started += 1
         try:
             conn = self._reader()
             conn.execute("BEGIN")

@@ -6,7 +6,9 @@ from collections.abc import Callable
 
 from mnemo.config import Settings
 from mnemo.grpc_server import ServerHandle, build_server, check_token_policy
+from store_svc.backend import SqliteBackend
 from store_svc.core import Store
+from store_svc.idle_memory import IdleRelease
 from store_svc.servicer import register
 from store_svc.tokens import TokenResolver
 
@@ -22,4 +24,12 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
     except BaseException:
         store.close()
         raise
-    return handle, store.close
+    # A quiet SQLite store gives back its connections' page caches (PostgreSQL has none here).
+    release = IdleRelease(store.backend).start() if isinstance(store.backend, SqliteBackend) else None
+
+    def on_stop() -> None:
+        if release is not None:
+            release.stop()
+        store.close()
+
+    return handle, on_stop
