@@ -50,3 +50,36 @@ def test_the_watcher_releases_once_per_quiet_stretch_after_activity(tmp_path: Pa
     finally:
         watcher.stop()
         backend.close()
+
+
+def test_a_slow_trickle_of_reads_is_no_burst_and_does_not_hold_the_caches(tmp_path: Path):
+    """vector_svc's follower reads the feed twice a second for as long as it runs: the store
+    still releases, once per quiet period, while reads trickle in below BUSY_PER_S."""
+    backend = SqliteBackend(tmp_path / "s.db")
+    released = threading.Event()
+
+    class Spy:
+        def activity(self) -> int:
+            return backend.activity()
+
+        def release_memory(self) -> bool:
+            released.set()
+            return backend.release_memory()
+
+    watcher = IdleRelease(Spy(), quiet_s=0.9).start()  # a window of 0.3 s: a burst is more than 1.2 reads
+    try:
+        stop = threading.Event()
+
+        def trickle() -> None:
+            while not stop.wait(0.5):
+                with backend.reading() as conn:
+                    conn.execute("SELECT 1").fetchone()
+
+        reader = threading.Thread(target=trickle, daemon=True)
+        reader.start()
+        assert released.wait(20)
+        stop.set()
+        reader.join(5)
+    finally:
+        watcher.stop()
+        backend.close()
