@@ -49,7 +49,10 @@ NOTHING_FOUND_TARGET = 0.93
 WORDLESS_TARGET = 0.97
 WORDLESS_MIN_CASES = 20  # fewer such questions than this: they share the gate
 KEEP_SHARE = 0.99  # share of the ranked evidence (first ten) the keep level must let through
-BM25_WEIGHTS = (0.0, 0.01, 0.02)
+# The floor's bm25 term: 0 only. A record's raw bm25 depends on how it was saved (save_memory's title
+# at weight 8), which the dev split's narrative-only records never show; the folds chose 0.01 here
+# while the SaveMemory path lost 0.03 of "nothing found" to it (search_svc.fusion, _MINILM_FLOOR).
+BM25_WEIGHTS = (0.0,)
 PERIOD_BONUSES = (0.0, 2.0, 4.0, 8.0)
 QUESTION_PENALTIES = (0.0, 1.0, 1.5, 2.0)
 SPECIFICITY_WEIGHTS = (0.0, 0.25, 0.35, 0.5)

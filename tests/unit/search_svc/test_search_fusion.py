@@ -255,3 +255,15 @@ def test_a_query_the_memory_holds_no_word_of_is_judged_by_the_wordless_gate():
     assert gate_for(with_a_word, floor) == 0.5
     assert above_floor(with_a_word, floor) == []
     assert above_floor(paraphrase, RelevanceFloor(gate=0.5, keep=0.3)) == []  # None: the gate
+
+
+def test_the_calibrated_floor_judges_a_record_alike_however_it_was_saved():
+    """A title indexed at bm25 weight 8 (save_memory) multiplies a record's bm25; the calibrated
+    floor's relevance is its similarity alone, so the path a record was saved by does not move it
+    over the gate (issue 32: 0.885 -> 0.916 'nothing found' on the SaveMemory path)."""
+    from search_svc.fusion import CALIBRATED_FLOORS, relevance
+
+    for floor in CALIBRATED_FLOORS.values():
+        narrative_only = fuse([("a", 3.0)], [("a", 0.6)])
+        with_a_title = fuse([("a", 24.0)], [("a", 0.6)])
+        assert relevance(narrative_only, floor) == relevance(with_a_title, floor)
