@@ -65,3 +65,22 @@ def test_postgres_corpora_move_into_their_filters_project(postgres_database, mon
         conn.execute(_SECOND)
         conn.execute("DELETE FROM corpora WHERE project = 'alpha'")
         assert conn.execute("SELECT count(*) FROM corpus_history").fetchone()[0] == 1
+
+
+def test_sqlite_project_corpora_primed_before_are_unprimed_after(tmp_path, monkeypatch):
+    """Their passage index moved (vector_svc: one collection per project and name), so a primed
+    project corpus asks to be primed again; a corpus over all projects keeps its index."""
+    every = schema.MIGRATIONS
+    monkeypatch.setattr(schema, "MIGRATIONS", every[:11])
+    conn = schema.connect(tmp_path / "m.db")
+    try:
+        schema.migrate(conn)
+        with conn:
+            _seed(lambda sql, args: conn.execute(sql.replace("%s", "?"), args))
+            conn.execute("UPDATE corpora SET priming_state = 'primed', digest_json = '{}'")
+        monkeypatch.setattr(schema, "MIGRATIONS", every)
+        schema.migrate(conn)
+        states = conn.execute("SELECT project, priming_state, digest_json FROM corpora ORDER BY name").fetchall()
+        assert [tuple(r) for r in states] == [("alpha", "unprimed", ""), ("", "primed", "{}")]
+    finally:
+        conn.close()

@@ -51,6 +51,8 @@ RELEASED = {
     "postgres/0012_corpus_projects.sql": "f3a4829167f7655fca4f3c42d8cab40302b01c4b6e19a33e11e32acc3c6fb107",
     "postgres/0013_sqlite_ids.sql": "193bf7e2781e315ef179d886386e9cd07fe2ee528bddf8e67eaddb6d665f68c7",
     "sqlite/0013_sqlite_ids.sql": "ef5d9bff28cd911a0a7169906acb4dba37a22b3deb5d38372677ea67fac41c17",
+    "sqlite/0014_project_corpora_unprimed.sql": "100405cda89d15d9bfbd901f3456f1febac5f265b984d15e91db54891ed048b8",
+    "postgres/0014_project_corpora_unprimed.sql": "100405cda89d15d9bfbd901f3456f1febac5f265b984d15e91db54891ed048b8",
 }
 
 
