@@ -58,19 +58,14 @@ class SqliteBackend:
     def release_memory(self) -> bool:
         """Empty every connection's page cache (store_svc.idle_memory), when no read is in flight
         (a read waits for this lock to start) and the writer is free; False when something runs."""
-        with self._idle:
-            if self._closed or self._in_flight:
+        with self._idle:  # close() marks the store closed under this lock before it closes the writer
+            if self._closed or self._in_flight or not self._write_lock.acquire(blocking=False):
                 return False
-            for conn in self._readers:
-                conn.execute("PRAGMA shrink_memory")
-        if not self._write_lock.acquire(blocking=False):
-            return False
-        try:
-            if self._closed:
-                return False
-            self._writer.execute("PRAGMA shrink_memory")
-        finally:
-            self._write_lock.release()
+            try:
+                for conn in [*self._readers, self._writer]:
+                    conn.execute("PRAGMA shrink_memory")
+            finally:
+                self._write_lock.release()
         return True
 
     @contextmanager
