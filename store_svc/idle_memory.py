@@ -15,12 +15,10 @@ file cache).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import threading
-from collections.abc import Callable
 from typing import Protocol
 
+from mnemo.heap import trim_heap
 from mnemo.logs import get_logger
 
 log = get_logger(__name__)
@@ -39,25 +37,6 @@ class Releasable(Protocol):
     def release_memory(self) -> bool:
         """Empty the connections' page caches when nothing runs; True when it did."""
         ...
-
-
-def _load_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
-        return trim
-    except (OSError, AttributeError):  # musl, macOS: no malloc_trim
-        return None
-
-
-_TRIM = _load_trim()
-
-
-def trim_heap() -> None:
-    if _TRIM is not None:
-        _TRIM(0)
 
 
 class IdleRelease:

@@ -13,34 +13,19 @@ embedding (about 0.3 s, paid by the first query after the pause).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
+from mnemo.heap import trim_heap
 from mnemo.logs import get_logger
 
 log = get_logger(__name__)
 Model = TypeVar("Model")
 
 TRIM_EVERY_S = 5.0
-
-
-def _load_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
-        return trim
-    except (OSError, AttributeError):
-        return None
-
-
-_TRIM = _load_trim()
 
 
 class HeapTrimmer:
@@ -56,8 +41,7 @@ class HeapTrimmer:
         with self._lock:
             self._last = self._clock()
             self.trims += 1
-        if _TRIM is not None:
-            _TRIM(0)
+        trim_heap()
 
     def maybe(self) -> None:
         with self._lock:

@@ -5,19 +5,18 @@ for a clean end and stored as successes."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
-from capture.observer_shell import shell_verdict
-from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, tool_event
-from tests.unit.capture.test_capture_real_runs import draft_of, real_run
+from tests.fixtures.observer.deliveries import RUN_SETS
+from tests.unit.capture.test_capture_real_runs import draft_of, outcomes_in, real_run
 
 pytestmark = pytest.mark.unit
 PIPES = "real_runs_pipes.json"
 
 
-def outcomes(command: str, truth: str) -> set[str]:
-    run = real_run(command, truth, PIPES)
-    return {shell_verdict(tool_event(run, delivery)).outcome for delivery in DELIVERIES}
+outcomes = partial(outcomes_in, PIPES)
 
 
 def test_the_pipes_set_is_benchmarked():

@@ -35,6 +35,12 @@ def real_run(command: str, truth: str = "failed", run_set: str = RUN_SETS[0]) ->
     return next(r for r in all_runs(run_set) if r["command"] == command and r["truth"] == truth)
 
 
+def outcomes_in(run_set: str, command: str, truth: str) -> set[str]:
+    """What the shell reader says of one real run in every delivery with an exit code."""
+    run = real_run(command, truth, run_set)
+    return {shell_verdict(tool_event(run, delivery)).outcome for delivery in DELIVERIES}
+
+
 def draft_of(run: dict[str, Any], delivery: str = "claude", persist: Path | None = None) -> Draft:
     [draft] = observe(tool_event(run, delivery, persist))
     return draft

@@ -4,23 +4,23 @@ pinned on its real run, in every delivery with an exit code."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from capture.drafts import ToolEvent
 from capture.fixes import MemoryFailures, track
 from capture.observer_shell import shell_verdict
 from capture.outcome import judge
-from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, load_sessions, tool_event
-from tests.unit.capture.test_capture_real_runs import draft_of, real_run
+from tests.fixtures.observer.deliveries import RUN_SETS, load_sessions, tool_event
+from tests.unit.capture.test_capture_real_runs import draft_of, outcomes_in, real_run
 
 pytestmark = pytest.mark.unit
 FIFTH = "real_runs_fifth.json"
 PY = "python -m pytest -p no:cacheprovider"
 
 
-def outcomes(command: str, truth: str) -> set[str]:
-    run = real_run(command, truth, FIFTH)
-    return {shell_verdict(tool_event(run, delivery)).outcome for delivery in DELIVERIES}
+outcomes = partial(outcomes_in, FIFTH)
 
 
 def test_the_fifth_set_is_benchmarked():

@@ -3,20 +3,19 @@ readers changed for it: each class it showed pinned on its real run, in every de
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
-from capture.observer_shell import shell_verdict
 from capture.summary import summarize
-from tests.fixtures.observer.deliveries import DELIVERIES, RUN_SETS, all_runs, load_sessions, tool_event
-from tests.unit.capture.test_capture_real_runs import draft_of, real_run
+from tests.fixtures.observer.deliveries import RUN_SETS, all_runs, load_sessions, tool_event
+from tests.unit.capture.test_capture_real_runs import draft_of, outcomes_in, real_run
 
 pytestmark = pytest.mark.unit
 FOURTH = RUN_SETS[3]
 
 
-def outcomes(command: str, truth: str) -> set[str]:
-    run = real_run(command, truth, FOURTH)
-    return {shell_verdict(tool_event(run, delivery)).outcome for delivery in DELIVERIES}
+outcomes = partial(outcomes_in, FOURTH)
 
 
 @pytest.mark.parametrize(
