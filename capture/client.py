@@ -1,7 +1,7 @@
 """The client hooks use for their few unary calls.
 
 Hooks start a fresh interpreter per event, so every import counts. On the default local
-path (Unix socket, no token, no TLS) calls go through capture.h2c, which speaks
+path (Unix socket, no token, no TLS) calls go through mnemo.h2c, which speaks
 HTTP/2 with the standard library and does not import grpc at all. Any call that path
 cannot complete is made again through grpc proper (every hook write is idempotent:
 external ids, tool_use_id, content hashes), which also yields the typed error. With a
@@ -24,10 +24,10 @@ from mnemo.errors import MnemoError, Unavailable, is_refusal
 if TYPE_CHECKING:
     from google.protobuf.message import Message
 
-    from capture.h2c import H2Channel
     from capture.rpcs import Rpc
     from capture.wire import WireRpc
     from mnemo.grpc_client import ServiceClient
+    from mnemo.h2c import H2Channel
 
     RequestT = TypeVar("RequestT", bound=Message)
     ReplyT = TypeVar("ReplyT", bound=Message)
@@ -38,7 +38,7 @@ STACK_START_TIMEOUT_S = 20.0
 
 
 class UnaryCaller:
-    """The grpc twin of capture.h2c.H2Channel: serialized request in, serialized reply out
+    """The grpc twin of mnemo.h2c.H2Channel: serialized request in, serialized reply out
     (no serializers: grpc passes bytes through), so both transports carry the same bytes."""
 
     def __init__(self, channel: Any):
@@ -106,14 +106,14 @@ class HookClients:
             self._clients[service] = ServiceClient(UnaryCaller, channel, timeout=self.timeout)
         return self._clients[service]
 
-    # -- the lean path: HTTP/2 by hand, no grpc import (see capture.h2c) ----------
+    # -- the lean path: HTTP/2 by hand, no grpc import (see mnemo.h2c) ----------
     def _lean_possible(self, service: str) -> bool:
         address = self.settings.address(service)
         return (address.startswith("unix:") and not address.startswith("unix://")
                 and not self.settings.auth_token and not self.settings.tls_ca)
 
     def _lean_call(self, service: str, path: str, body: bytes) -> bytes:
-        from capture.h2c import Refused
+        from mnemo.h2c import Refused
 
         try:
             channel = self._lean_channel(service)
@@ -125,7 +125,7 @@ class HookClients:
 
     def _lean_channel(self, service: str) -> H2Channel:
         if service not in self._lean:
-            from capture.h2c import H2Channel
+            from mnemo.h2c import H2Channel
 
             self._lean[service] = H2Channel(self.settings.address(service)[len("unix:"):], self.timeout)
         return self._lean[service]

@@ -1,6 +1,6 @@
 """The RPCs hooks make, each named once with its request and reply types.
 
-A hook's call must work on two transports, the lean HTTP/2 client (capture.h2c, no grpc
+A hook's call must work on two transports, the lean HTTP/2 client (mnemo.h2c, no grpc
 import) and grpc proper, which both carry serialized bytes (capture.client): they need the
 method's path and reply class. An `Rpc` holds exactly that, derived from the generated
 descriptors (protobuf only, no grpc), so mypy reads one typed object:

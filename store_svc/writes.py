@@ -210,17 +210,20 @@ def ensure_memory_sessions(conn: Conn, pairs: dict[str, tuple[str, int]]) -> Non
     confined = identity.restricted_projects() is not None
     for memory_session_id, (project, epoch) in pairs.items():
         check_not_reserved("memory_session_id", memory_session_id, project)
-        owner = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?",
-                             (memory_session_id,)).fetchone()
+        owner = _memory_session_project(conn, memory_session_id)
         if owner is None:
             ids.insert(conn, "sdk_sessions", project, ("content_session_id", "memory_session_id", "project",
                                                        "platform_source", "started_at", "started_at_epoch", "writer"),
                        (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch,
                         identity.writer()), tail="ON CONFLICT DO NOTHING")
+            owner = _memory_session_project(conn, memory_session_id) if confined else None
         if confined:  # records go only into sessions of the caller's projects (checked in the transaction)
-            owner = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?",
-                                 (memory_session_id,)).fetchone()
-            identity.require_own_session("memory_session_id", owner["project"] if owner else project)
+            identity.require_own_session("memory_session_id", owner or project)
+
+
+def _memory_session_project(conn: Conn, memory_session_id: str) -> str | None:
+    row = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?", (memory_session_id,)).fetchone()
+    return str(row["project"]) if row else None
 
 
 def session_for_write(conn: Conn, content_session_id: str, platform: str, project: str,

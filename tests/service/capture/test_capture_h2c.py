@@ -8,8 +8,8 @@ import pytest
 
 from capture import rpcs
 from capture.client import HookClients
-from capture.h2c import CallFailed, H2Channel, Refused
 from mnemo.errors import InvalidArgument
+from mnemo.h2c import CallFailed, H2Channel, Refused
 from mnemo.v1 import common_pb2, store_pb2
 
 pytestmark = pytest.mark.service

@@ -1,5 +1,5 @@
 """The hooks the agent waits for, against the real stack: their whole work done without
-loading protobuf or grpc (capture.wire over capture.h2c), and the result as stored."""
+loading protobuf or grpc (capture.wire over mnemo.h2c), and the result as stored."""
 
 from __future__ import annotations
 

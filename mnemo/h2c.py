@@ -77,7 +77,7 @@ class H2Channel:
                 ("content-type", "application/grpc"),
                 ("te", "trailers"),
                 ("grpc-timeout", f"{max(1, int(timeout * 1000))}m"),
-                ("user-agent", "mnemo-hook"),
+                ("user-agent", "mnemo"),
             ]
         )
         try:
