@@ -18,10 +18,13 @@ The queries, chosen by rules over the corpus (never by hand), for a seeded sampl
 A query "hits" when its note is among the first 10 rows.
 
 Asked through MCP `mem_search` (every class but filtered, which mem_search has no filter for),
-MCP `search` with `obs_type` (filtered), and the CLI `mnemo search [--type]` (a sample per class:
-one process each). Baseline in the same run: the store's own full-text search (StoreService.Search,
-bm25 OR of the words, no floor): what lexical search alone finds, so a ratio under 1 is what the
-fusion and the relevance floor lose.
+MCP `search` with `obs_type` (filtered), and the CLI `mnemo search [--type]` (a sample per class,
+one process each, spread evenly over the class: the first n of a class are not a fair sample when
+its few failures sit early). The CLI and MCP ask the same SearchService with the same project
+scope and no other filter, so they must answer each query alike: the run prints how many of the
+sampled queries they answered alike and MCP's figure on that same sample. Baseline in the same
+run: the store's own full-text search (StoreService.Search, bm25 OR of the words, no floor): what
+lexical search alone finds, so a ratio under 1 is what the fusion and the relevance floor lose.
 
     .venv/bin/python -m bench.known_items [--per-class 200] [--cli 25] [--embedder minilm-int8]
 
@@ -93,11 +96,13 @@ class Tally:
     asked: int = 0
     millis: list[float] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
+    outcomes: dict[str, bool] = field(default_factory=dict)  # query text -> hit (absent: nothing found)
 
     def add(self, q: Query, ok: bool, ms: float) -> None:
         self.hits += ok
         self.asked += 1
         self.millis.append(ms)
+        self.outcomes[q.text] = ok
         if not ok:
             self.misses.append(q.text)
 
@@ -258,12 +263,23 @@ async def _ask(env: dict[str, str], queries: list[Query]) -> dict[str, Tally]:
     return tallies
 
 
+def spread_sample(queries: list[Query], per_class: int) -> list[Query]:
+    """per_class queries of each class, spread evenly over the class (its first, then every
+    len/per_class-th), in the order given."""
+    chosen: list[Query] = []
+    for kind in CLASSES:
+        of_kind = [q for q in queries if q.kind == kind]
+        if len(of_kind) <= per_class:
+            chosen += of_kind
+        else:
+            chosen += [of_kind[i * len(of_kind) // per_class] for i in range(per_class)]
+    return chosen
+
+
 def cli(env: dict[str, str], queries: list[Query], per_class: int) -> dict[str, Tally]:
-    """`mnemo search --json` for the first per_class queries of each class."""
+    """`mnemo search --json` for a spread sample of per_class queries of each class (spread_sample)."""
     tallies = {kind: Tally() for kind in CLASSES}
-    for q in queries:
-        if tallies[q.kind].asked >= per_class:
-            continue
+    for q in spread_sample(queries, per_class):
         argv = [sys.executable, "-m", "mnemo.cli", "search", "--json", "--project", PROJECT, "--limit", str(DEPTH)]
         argv += ["--type", q.obs_type] if q.obs_type else []
         started = time.perf_counter()
@@ -365,10 +381,35 @@ def print_known_items(result: KnownItems | None) -> None:
         print(f"{kind:<18} | " + " | ".join(cells) + f" | {mcp / lex if lex else float('nan'):.3f}")
     print("goals: rare word and identifier >= 0.99, two words >= 0.97, absent >= 0.95 (issue 32); "
           "absent words are those the store's index finds nowhere, so the baseline's 1.000 there is by construction")
+    if "mnemo search" in result.tables:
+        print_path_agreement(result.tables["MCP"], result.tables["mnemo search"])
     for kind in CLASSES:
         misses = result.tables["MCP"][kind].misses
         if misses:
             print(f"  MCP misses, {kind}: {', '.join(repr(m) for m in misses[:12])}")
+
+
+def path_agreement(mcp: dict[str, Tally], other: dict[str, Tally]) -> dict[str, tuple[int, int, float]]:
+    """Per class: (queries `other` asked that MCP answered alike, queries `other` asked, MCP's rate on
+    exactly those queries), so a sample's figure is read against MCP's on the same queries."""
+    out = {}
+    for kind in CLASSES:
+        asked = other[kind].outcomes
+        same = [mcp[kind].outcomes.get(text) for text in asked]
+        alike = sum(1 for text, ok in zip(asked, same, strict=True) if ok is not None and ok == asked[text])
+        mcp_hits = [ok for ok in same if ok is not None]
+        out[kind] = (alike, len(asked), sum(mcp_hits) / len(mcp_hits) if mcp_hits else float("nan"))
+    return out
+
+
+def print_path_agreement(mcp: dict[str, Tally], cli_tallies: dict[str, Tally]) -> None:
+    agreement = path_agreement(mcp, cli_tallies)
+    print("mnemo search against MCP on the same queries (answered alike / asked; MCP's figure on that sample): "
+          + "; ".join(f"{kind} {alike}/{asked} ({rate:.3f})" for kind, (alike, asked, rate) in agreement.items()))
+    differing = [text for kind in CLASSES for text, ok in cli_tallies[kind].outcomes.items()
+                 if mcp[kind].outcomes.get(text, ok) != ok]
+    if differing:
+        print(f"  answered differently: {', '.join(repr(t) for t in differing[:12])}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,3 +54,17 @@ def test_a_paraphrase_sharing_no_word_finds_its_record_and_nonsense_still_finds_
     assert [row.ref.id for row in reply.rows][:1] == [shop[2]]
     for nonsense in ("banana smoothie recipe", "kubernetes helm chart"):
         assert list(search_stub.Search(search_pb2.SearchRequest(query=nonsense, project="shop")).rows) == []
+
+
+@pytest.mark.parametrize("query", ["were expired coupons accepted?", "kubernetes helm chart", "lapsed promo codes",
+                                   "banana smoothie recipe", "coupon", "quokka wombat"])
+def test_mnemo_search_and_mem_search_answer_a_query_alike(search_stub, shop, query):
+    """`mnemo search --project P` (the viewer's SearchQuery, what the CLI sends) and MCP mem_search
+    ask the same hybrid search with the same project scope, under the same floor: the same rows in
+    the same order, or nothing for both (bench/known_items.py measures both paths; issue 32)."""
+    from viewer.client import SearchQuery
+
+    cli = search_stub.Search(SearchQuery(text=query, project="shop", limit=10).request())
+    mcp = search_stub.MemSearch(search_pb2.MemSearchRequest(query=query, project="shop", limit=10))
+    assert [row.ref.id for row in cli.rows] == [row.ref.id for row in mcp.rows]
+    assert cli.strategy == mcp.strategy == "hybrid"
