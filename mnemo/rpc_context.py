@@ -7,6 +7,10 @@ import ipaddress
 from collections.abc import Callable
 
 REQUEST_ID_KEY = "x-request-id"
+# VectorService.Query's trailing metadata: the index's watermark read before the query (whatever it
+# covers, the query searched) and its embedding model, so a search needs no Status call of its own.
+INDEX_WATERMARK_KEY = "mnemo-index-watermark"
+INDEX_MODEL_KEY = "mnemo-index-model"
 
 # Seconds left of the RPC being served on this thread (None outside an RPC). Clients read it
 # so a downstream call never outlives the caller's deadline (gRPC Python does not propagate it).

@@ -30,18 +30,15 @@ How hybrid() works (docs/search.md has the long form):
 from __future__ import annotations
 
 import contextvars
-import threading
-import time
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mnemo import identity
 from mnemo.config import Settings
 from mnemo.errors import DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument, MnemoError, Unavailable
 from mnemo.logs import get_logger
 from mnemo.query import parse
-from mnemo.timefmt import now_ms
 from mnemo.v1 import common_pb2, search_pb2, store_pb2, vector_pb2
 from mnemo.vocab import STORE_PAGE_MAX
 from search_svc.backend import Backend
@@ -61,6 +58,7 @@ from search_svc.fusion import (
 from search_svc.periods import named_periods
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, search_args
+from search_svc.semantic import Key, VectorLeg, VectorProbe, _not_yet_embedded, _Semantic, ref_key
 
 log = get_logger(__name__)
 
@@ -73,18 +71,12 @@ MAX_ALTERNATIVES = 8
 """Alternatives of `a OR b OR ...` embedded one by one (each costs an embedding); the last query
 embeds the rest together."""
 VECTOR_TIMEOUT_S = 5.0
-PROBE_TTL_S = 5.0
-# How long a new record may wait for its embedding before the relevance floor judges it
-# without one: well above the catch-up lag of normal use (seconds), below a stalled index.
-UNEMBEDDED_GRACE_MS = 5 * 60 * 1000
-UNEMBEDDED_READ = 500
 UNEMBEDDED_EVIDENCE = 0.75
 """Lexical evidence a record the index has not embedded yet needs to be a match without a similarity:
 three quarters of what the query names. At 0 (any word) a burst of saves made every record holding
 one word of a question a match: LoCoMo questions asked in another conversation's project found
 nothing 0.127 of the time until the index caught up (0.5: 0.882, 0.75: 0.933, 1: 0.959;
 docs/search.md, "Right after a burst of saves")."""
-"""Changes past the vector index's watermark read to tell which records it has not embedded."""
 SEMANTIC_DOWN = "semantic search unavailable; lexical results only"
 SEMANTIC_WARMING = "semantic search is warming up after a rest; lexical results only"
 SEMANTIC_REFUSED = "semantic search could not take this query; lexical results only"
@@ -93,14 +85,9 @@ SEMANTIC_REBUILDING = ("semantic index is being re-embedded for the configured m
 # Errors that mean "the vector side cannot answer now"; the store still can.
 _VECTOR_FAILURES = (Unavailable, DeadlineExceeded, FailedPrecondition, Internal, InvalidArgument)
 
-Key = tuple[int, int]
 # A vector query's outcome, as the worker thread hands it back: the reply, or the failure
 # that makes the answer lexical.
 _VectorReply = tuple[vector_pb2.VectorQueryResponse, "_Semantic"] | MnemoError
-
-
-def ref_key(ref: common_pb2.Ref) -> Key:
-    return (ref.kind, ref.id)
 
 
 @dataclass
@@ -130,87 +117,13 @@ class _Window:
     depth: int
 
 
-@dataclass
-class _Semantic:
-    """Hydrated vector neighbours (every filter applied), closest first."""
-
-    rows: list[common_pb2.IndexRow] = field(default_factory=list)
-    distances: list[float] = field(default_factory=list)
-    pending: _Pending | None = None
-    """What the index had not embedded when queried; None when unknown."""
-
-
-def _not_yet_embedded(lexical: store_pb2.StoreSearchResponse, semantic: _Semantic) -> set[Hashable]:
-    """Lexical matches the vector index had not embedded when it was queried: changed in the store
-    after its watermark (semantic.pending). A record is findable lexically at once; the floor
-    judges it once it is embedded. Without a known watermark (the feed could not be read), the
-    guess of old: absent from the neighbours and written within UNEMBEDDED_GRACE_MS."""
-    if semantic.pending is not None:
-        return {ref_key(row.ref) for row in lexical.hits if semantic.pending.holds(ref_key(row.ref))}
-    embedded = {ref_key(row.ref) for row in semantic.rows}
-    since = now_ms() - UNEMBEDDED_GRACE_MS
-    return {ref_key(row.ref) for row in lexical.hits
-            if ref_key(row.ref) not in embedded and row.created_at_epoch >= since}
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """The records changed after the vector index's watermark: those read from the change feed,
-    and when the feed held more than was read, every record of a kind newer than the newest read
-    (ids grow with time, so later changes are mostly later records)."""
-
-    refs: frozenset[Key]
-    newer_than: Mapping[int, int]
-
-    def holds(self, key: Key) -> bool:
-        return key in self.refs or key[1] > self.newer_than.get(key[0], 1 << 62)
-
-
-class _VectorProbe:
-    """Whether vector_svc answers, asked at most every PROBE_TTL_S seconds."""
-
-    def __init__(self, backend: Backend, clock: Callable[[], float] = time.monotonic):
-        self._backend, self._clock = backend, clock
-        self._lock = threading.Lock()
-        self._checked_at, self._up = float("-inf"), False
-        self._model = ""  # the embedding model vector_svc reported last, and when
-        self._model_at = float("-inf")
-
-    def up(self) -> bool:
-        with self._lock:
-            if self._clock() - self._checked_at < PROBE_TTL_S:
-                return self._up
-        return self._refresh()
-
-    def _refresh(self) -> bool:
-        try:
-            status = self._backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
-            up, self._model, self._model_at = True, status.model, self._clock()
-        except MnemoError:
-            up = False
-        self.record(up)
-        return up
-
-    def model(self) -> str:
-        """The embedding model of vector_svc's index ("" while unknown), checked like up()."""
-        with self._lock:
-            # Its own age: record() keeps the up/down answer fresh without asking for the model.
-            if self._model and self._clock() - self._model_at < PROBE_TTL_S:
-                return self._model
-        self._refresh()
-        return self._model
-
-    def record(self, up: bool) -> None:
-        with self._lock:
-            self._checked_at, self._up = self._clock(), up
-
-
 class Retrieval:
     def __init__(self, backend: Backend, settings: Settings, *, fusion: FusionParams = DEFAULT_FUSION,
                  floors: Mapping[str, RelevanceFloor] = CALIBRATED_FLOORS):
         self.backend, self.settings, self.fusion, self.floors = backend, settings, fusion, floors
         self.render = Renderer(settings.display_tz)
-        self._probe = _VectorProbe(backend)
+        self._probe = VectorProbe(backend)
+        self._leg = VectorLeg(backend, self._probe)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-query")
         # `vector = "off"`: no vector_svc runs, so it is never asked (full-text search only).
         self._vector_on = settings.vector != "off"
@@ -295,32 +208,11 @@ class Retrieval:
     def _query_vector(self, requests: list[vector_pb2.VectorQueryRequest], timeout: float,
                       filters: common_pb2.Filters) -> _VectorReply:
         try:
-            # The watermark before the query: whatever it covers was in the index the query searched.
-            status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=timeout)
-            reply = _nearest([self.backend.vector.stub.Query(request, timeout=timeout) for request in requests])
+            reply, since = self._leg.neighbours(requests, timeout)
         except _VECTOR_FAILURES as err:
             return err
         # Hydrated here, on the worker: the store round trips overlap the lexical query still running.
-        semantic = self._hydrate(reply, filters)
-        semantic.pending = self._pending(status)
-        return reply, semantic
-
-    def _pending(self, status: vector_pb2.VectorStatusResponse) -> _Pending | None:
-        """The records changed after the index's watermark (None when the feed cannot be read here)."""
-        if status.lag <= 0 and status.head_seq > 0:
-            return _Pending(frozenset(), {})
-        try:
-            feed = self.backend.store.stub.ReadChanges(
-                store_pb2.ReadChangesRequest(after_seq=status.watermark, limit=UNEMBEDDED_READ))
-        except MnemoError as err:  # a user's token may not read the feed (server runtime)
-            log.info("change feed unreadable; judging new records by age", code=err.code)
-            return None
-        refs = frozenset(ref_key(change.ref) for change in feed.changes)
-        newer_than: dict[int, int] = {}
-        if feed.changes and feed.changes[-1].seq < feed.head_seq:  # more than was read
-            for kind, rid in refs:
-                newer_than[kind] = max(newer_than.get(kind, 0), rid)
-        return _Pending(refs, newer_than)
+        return reply, self._leg.complete(reply, since, filters)
 
     def _finish_semantic(self, pending: Future[_VectorReply],
                          filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
@@ -338,16 +230,6 @@ class Retrieval:
             return None, SEMANTIC_DOWN
         self._probe.record(True)
         return reply[1], ""
-
-    def _hydrate(self, reply: vector_pb2.VectorQueryResponse, filters: common_pb2.Filters) -> _Semantic:
-        """The neighbours' rows, with every filter applied by the store, closest first."""
-        hits = list(reply.hits)
-        if not hits:
-            return _Semantic()
-        distance = {ref_key(hit.ref): hit.distance for hit in hits}
-        rows = self.backend.store.stub.Hydrate(store_pb2.HydrateRequest(
-            refs=[hit.ref for hit in hits], filters=filters)).rows
-        return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows])
 
     def _lexical_only(self, lexical: store_pb2.StoreSearchResponse, ask: _Ask, limit: int, offset: int,
                       notice: str) -> HybridResult:
@@ -435,19 +317,6 @@ def _semantic_query(query: str, operators: bool) -> tuple[tuple[str, ...], str]:
         alternatives = (*alternatives[:MAX_ALTERNATIVES - 1], " ".join(alternatives[MAX_ALTERNATIVES - 1:]))
     texts = alternatives or (parsed.semantic_text,)
     return tuple(text for text in (t.strip() for t in texts) if text), ""
-
-
-def _nearest(replies: list[vector_pb2.VectorQueryResponse]) -> vector_pb2.VectorQueryResponse:
-    """The neighbours of several queries as one list: each record at its smallest distance, closest first."""
-    if len(replies) == 1:
-        return replies[0]
-    best: dict[Key, vector_pb2.VectorHit] = {}
-    for hit in (hit for reply in replies for hit in reply.hits):
-        key = ref_key(hit.ref)
-        if key not in best or hit.distance < best[key].distance:
-            best[key] = hit
-    closest = sorted(best.items(), key=lambda item: (item[1].distance, item[0]))
-    return vector_pb2.VectorQueryResponse(hits=[hit for _, hit in closest])
 
 
 def vector_filters(filters: common_pb2.Filters) -> common_pb2.Filters:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mnemo.errors import Unavailable
+from mnemo.rpc_context import INDEX_MODEL_KEY, INDEX_WATERMARK_KEY
 from mnemo.v1 import vector_pb2, vector_pb2_grpc
 from vector_svc.corpus import Corpora
 from vector_svc.follower import Follower, SyncResult
@@ -27,7 +29,15 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
 
     def Query(self, request, context):
         with self.activity.using():
+            try:  # read before the query: whatever the watermark covers, the query searched
+                watermark: int | None = self.index.watermark()
+            except Unavailable:
+                watermark = None  # the query fails the same way below
             hits = self.index.query(request.text, request.filters, request.limit)
+        # What a search would otherwise ask Status for (search_svc.retrieval): one round trip less.
+        if watermark is not None and context is not None:
+            context.set_trailing_metadata(((INDEX_WATERMARK_KEY, str(watermark)),
+                                           (INDEX_MODEL_KEY, self.index.embedder.model)))
         return vector_pb2.VectorQueryResponse(hits=hits)
 
     def Count(self, request, context):

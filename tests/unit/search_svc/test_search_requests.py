@@ -69,7 +69,8 @@ def test_restricting_operators_are_detected_only_where_they_are_syntax():
 def test_each_alternative_of_an_or_is_embedded_and_their_neighbours_merged():
     """`a OR b` asks the vector index once per side; a record both find keeps its smaller distance."""
     from mnemo.v1 import vector_pb2
-    from search_svc.retrieval import MAX_ALTERNATIVES, _nearest, _semantic_query
+    from search_svc.retrieval import MAX_ALTERNATIVES, _semantic_query
+    from search_svc.semantic import _nearest
 
     assert _semantic_query("bazel OR oauth flow", operators=False) == (("bazel", "oauth flow"), "")
     assert _semantic_query("bazel oauth", operators=False) == (("bazel oauth",), "")

@@ -1,12 +1,12 @@
 """Which lexical matches the relevance floor cannot judge yet: those changed after the vector
-index's watermark (search_svc.retrieval._not_yet_embedded), not those missing from the neighbours."""
+index's watermark (search_svc.semantic._not_yet_embedded), not those missing from the neighbours."""
 
 from __future__ import annotations
 
 import pytest
 
 from mnemo.v1 import common_pb2, store_pb2
-from search_svc.retrieval import _not_yet_embedded, _Pending, _Semantic
+from search_svc.semantic import _not_yet_embedded, _Pending, _Semantic
 
 pytestmark = pytest.mark.unit
 
