@@ -59,14 +59,17 @@ class Follower:
         self._damaged_rounds = 0
 
     # -- on request ----------------------------------------------------------------------------
-    def sync(self, max_changes: int = 0) -> SyncResult:
-        """Apply pending changes now: until caught up, or `max_changes` of them."""
+    def sync(self, max_changes: int = 0, *, count: bool = True) -> SyncResult:
+        """Apply pending changes now: until caught up, or `max_changes` of them. Without `count`,
+        the documents are the last count taken (the background rounds: Chroma's count is not free,
+        and a poll every vector_poll_ms that applies nothing paid it each time)."""
         if max_changes < 0:
             raise InvalidArgument("max_changes", "must be >= 0 (0 = until caught up)")
         with self.index.write_lock:
             collection = self.index.collection()
             applied = self._pump(collection, max_changes)
-            return SyncResult(applied, self.index.watermark(collection), self.index.count())
+            documents = self.index.count() if count else self.index.last_count
+            return SyncResult(applied, self.index.watermark(collection), documents)
 
     def rebuild(self) -> SyncResult:
         """Re-index everything from seq 0 into a side collection, then swap it in. When Chroma
@@ -226,7 +229,7 @@ class Follower:
     def _catch_up(self) -> None:
         # One page per lock hold, so a Sync or Rebuild call never waits behind a long backlog.
         while not self._stop.is_set() and self._may_follow():
-            result = self.sync(max_changes=PAGE)
+            result = self.sync(max_changes=PAGE, count=False)
             if result.applied:
                 log.debug("synced", applied=result.applied, watermark=result.watermark)
             if result.applied < PAGE:
