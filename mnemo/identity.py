@@ -129,25 +129,6 @@ def require_writable(field: str, project: str) -> None:
                            f"ask an administrator for a token that includes it")
 
 
-def require_own_session(field: str, project: str) -> None:
-    """A write naming an existing session (by its id in `field`) may go into it only when the
-    session's project is the caller's; the message does not name that project."""
-    if not may_access(project):
-        raise PermissionDenied(f"{field}: this session belongs to a project outside the token's scope; "
-                               f"start a new session")
-
-
-def require_own_record(field: str, project: str | None) -> None:
-    """A write whose key (`field`: a session and time) matches a stored record is answered with
-    that record (a duplicate) only when the record is in the caller's projects; else
-    PERMISSION_DENIED, naming neither the record nor its project, so a confined token cannot
-    read, or swallow its own write into, another project's record. (External ids need no such
-    check: they are each project's own, and another project's are never looked at.)"""
-    if not may_access(project or ""):
-        raise PermissionDenied(f"{field}: already used by a record of a project outside the token's scope; "
-                               f"use another")
-
-
 def require_admin(what: str) -> None:
     who = current.get()
     if who is not None and not who.admin:

@@ -5,9 +5,9 @@ of a token is enforced here once. `guard(method, handler)` wraps each RPC handle
 servicer with the rule of its method (the table `RULES` below):
 
 - writes name their project; a project outside the token's scope is PERMISSION_DENIED,
-  naming the project the caller gave (it reveals nothing the caller did not say); a write
-  into an existing session of another project is refused by the store inside its write
-  transaction (mnemo.identity.require_own_session), without naming that project;
+  naming the project the caller gave (it reveals nothing the caller did not say); session ids
+  are each project's own (migration 15, store_svc.sessions): a write naming a session id that
+  only another project holds creates the caller's own session, as for an id nobody holds;
 - reads are confined to the token's projects: listings and searches get the scope as a
   filter (`Filters.scope_projects`, replaced for a confined token, so no client widens it),
   fetches by id leave other projects' records out, and a timeline anchor, corpus or cursor
@@ -82,9 +82,8 @@ def _keep_refs(store: Store, request: Any, limit: int) -> list[tuple[int, int]]:
     return [r for r in refs if r not in visible]
 
 
-# Writes: the project a request names is checked here; a session it names that belongs to
-# another project is refused by the store inside its write transaction (mnemo.identity.
-# require_own_session in store_svc.writes and core), where it cannot change hands meanwhile.
+# Writes: the project a request names is checked here; the session it names is looked up by the
+# store among the caller's projects only (store_svc.sessions), inside its write transaction.
 
 def _session_write(store: Store, request: Any, call: Callable[[Any], Any]) -> Any:
     if request.project:  # no project and no session: the store says the project is required

@@ -7,11 +7,17 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from mnemo.timefmt import iso_from_ms
+from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import KIND_OBSERVATION, KIND_SUMMARY, display_id
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def timestamps(epoch: int, text: str = "") -> tuple[int, str]:
+    """(epoch ms, ISO text): now when unset; a given ISO text is kept (imports are lossless)."""
+    epoch = epoch or now_ms()
+    return epoch, text or iso_from_ms(epoch)
 
 
 def to_json_list(values: Iterable[str]) -> str:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from mnemo import identity
 from mnemo.config import Settings
 from mnemo.errors import InvalidArgument, NotFound
 from mnemo.extras import require
@@ -21,7 +20,7 @@ from mnemo.query import MAX_QUERY_CHARS, ParsedQuery, parse
 from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import DEFAULT_PLATFORM, KIND_NAMES, TITLE_MAX_CHARS, display_id
-from store_svc import convert, observations, queries, schema, state, transfer, validate, writes
+from store_svc import convert, observations, queries, schema, sessions, state, transfer, validate, writes
 from store_svc.backend import SqliteBackend
 from store_svc.dialect import Backend, Conn, Row
 from store_svc.evidence import evidence
@@ -127,11 +126,12 @@ class Store:
         validate.non_negative("started_at_epoch", request.started_at_epoch)
         prompt = writes.cap_text(clean(request.user_prompt[: validate.MAX_PROMPT_CHARS * 4]), validate.MAX_PROMPT_CHARS)
         with self.writing() as conn:
-            row = writes.session_by_content(conn, platform, request.content_session_id)
+            # Looked up among the caller's projects' sessions: another project's is not seen.
+            row = sessions.by_content(conn, request.content_session_id, platform, clean(request.project))
             if row is None:
                 validate.project("project", request.project)
-                writes.check_external_id_free(conn, request.external_id, None, clean(request.project))
-                row = writes.create_session(
+                sessions.check_external_id_free(conn, request.external_id, None, clean(request.project))
+                row = sessions.create(
                     conn,
                     content_session_id=request.content_session_id,
                     project=clean(request.project),
@@ -143,10 +143,6 @@ class Store:
                     external_id=request.external_id,
                 )
             else:
-                identity.require_own_session("content_session_id", row["project"])  # inside the transaction
-                if not row["external_id"]:  # only then is the one asked for set
-                    writes.check_external_id_free(conn, request.external_id, row["id"],
-                                                  clean(request.project) or row["project"])
                 row = self._update_session(conn, row, request, prompt)
             return convert.session_pb(row)
 
@@ -154,23 +150,28 @@ class Store:
     def _update_session(conn: Conn, row: Row, request: store_pb2.UpsertSessionRequest,
                         prompt: str) -> Row:
         changes: dict[str, object] = {}
-        project = clean(request.project)
-        if project and project != row["project"]:
+        project = clean(request.project) or row["project"]
+        if project != row["project"]:
             changes["project"] = project
-        if request.memory_session_id and request.memory_session_id != row["memory_session_id"]:
-            writes.check_not_reserved("memory_session_id", request.memory_session_id, project or row["project"])
-            writes.check_memory_session_free(conn, request.memory_session_id, row["id"])
-            changes["memory_session_id"] = request.memory_session_id
+        memory = request.memory_session_id or row["memory_session_id"]
+        if memory != row["memory_session_id"]:
+            sessions.check_not_reserved("memory_session_id", memory, project)
+            changes["memory_session_id"] = memory
+        if changes:  # its ids must stay unique in the project it is in afterwards
+            sessions.check_memory_session_free(conn, memory, row["id"], project)
+        external = row["external_id"] or request.external_id
+        if external != row["external_id"] or "project" in changes:
+            sessions.check_external_id_free(conn, external, row["id"], project)
+            if external != row["external_id"]:
+                changes["external_id"] = external
         if prompt and not row["user_prompt"]:
             changes["user_prompt"] = prompt
         if request.custom_title:
             changes["custom_title"] = clean(request.custom_title)
-        if request.external_id and not row["external_id"]:
-            changes["external_id"] = request.external_id
         if changes:
             assignments = ", ".join(f"{column} = ?" for column in changes)
             conn.execute(f"UPDATE sdk_sessions SET {assignments} WHERE id = ?", (*changes.values(), row["id"]))
-        return writes.session_by_id(conn, row["id"])
+        return sessions.by_id(conn, row["id"])
 
     def complete_session(self, request: store_pb2.CompleteSessionRequest) -> common_pb2.Session:
         writes.clean_keys(request, "content_session_id")
@@ -179,15 +180,15 @@ class Store:
         status = validate.one_of("status", request.status or "completed", validate.SESSION_END_STATES)
         epoch = now_ms()
         with self.writing() as conn:
-            row = writes.session_by_content(conn, platform, request.content_session_id)
-            if row is not None and not identity.may_access(row["project"]):
-                row = None  # another project's session: answered exactly like one that does not exist
+            # Another project's session is not seen: answered exactly like one that does not exist.
+            row = sessions.by_content(conn, request.content_session_id, platform,
+                                      remedy=("content_session_id", "complete it with a token of that project"))
             row = writes.require_row(row, f"session {request.content_session_id[:64]!r} on {platform}")
             conn.execute(
                 "UPDATE sdk_sessions SET status = ?, completed_at = ?, completed_at_epoch = ? WHERE id = ?",
                 (status, iso_from_ms(epoch), epoch, row["id"]),
             )
-            return convert.session_pb(writes.session_by_id(conn, row["id"]))
+            return convert.session_pb(sessions.by_id(conn, row["id"]))
 
     def record_prompt(self, request: store_pb2.RecordPromptRequest) -> store_pb2.RecordPromptResponse:
         writes.clean_keys(request, "content_session_id", "project", "external_id")

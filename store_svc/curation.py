@@ -70,14 +70,12 @@ def _add_sessions(conn: Conn, doomed: Doomed, session_ids: set[int]) -> None:
         return
     ids = sorted(session_ids)
     doomed.sessions |= session_ids
-    memory = [r[0] for r in conn.execute(
-        f"SELECT memory_session_id FROM sdk_sessions WHERE id IN ({_marks(ids)})", ids) if r[0]]
-    if memory:
-        # Records carry their own project: one filed under the caller's session by a writer of
-        # every project may be another project's, and stays.
-        for table, found in (("observations", doomed.observations), ("session_summaries", doomed.summaries)):
-            found |= {r[0] for r in conn.execute(f"SELECT id, project FROM {table} WHERE memory_session_id IN "
-                                                 f"({_marks(memory)})", memory) if identity.may_access(r[1])}
+    # Records carry their own project: one filed under the caller's session by a writer of every
+    # project may be another project's, and stays. Another project's session of the same id is
+    # another row (migration 15): its records are not filed under these.
+    for table, found in (("observations", doomed.observations), ("session_summaries", doomed.summaries)):
+        found |= {r[0] for r in conn.execute(f"SELECT id, project FROM {table} WHERE session_db_id IN "
+                                             f"({_marks(ids)})", ids) if identity.may_access(r[1])}
     doomed.prompts |= _ids(conn, f"SELECT id FROM user_prompts WHERE session_db_id IN ({_marks(ids)})", ids)
     doomed.tool_uses |= _ids(conn, f"SELECT id FROM tool_uses WHERE session_db_id IN ({_marks(ids)})", ids)
 

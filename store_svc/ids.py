@@ -87,6 +87,15 @@ def _free_slot(conn: Conn, table: str) -> int:
     raise FailedPrecondition(f"no free id slot is left in {table} for a new project; use fewer projects per store")
 
 
+def inserted_id(cursor: Any) -> int:
+    """The id of the row an `INSERT ... RETURNING id` on `cursor` just created (both backends
+    speak RETURNING; PostgreSQL has no lastrowid)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("INSERT created no row")
+    return int(row[0])
+
+
 def insert(conn: Conn, table: str, project: str, columns: Sequence[str], values: Sequence[object],
            tail: str = "RETURNING id") -> Any:
     """INSERT one row of `project` into record table `table` (`columns` are the code's constants),

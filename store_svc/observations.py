@@ -16,11 +16,12 @@ from store_svc import validate
 from store_svc.convert import to_json_list
 from store_svc.dialect import Conn
 from store_svc.ids import ids_for
-from store_svc.writes import clean, content_hash, ensure_memory_sessions, needs_full_clean, timestamps
+from store_svc.sessions import ensure_memory_sessions
+from store_svc.writes import clean, content_hash, needs_full_clean, timestamps
 
 _OBS_COLUMNS = ("memory_session_id", "project", "text", "type", "title", "subtitle", "facts", "narrative",
                 "concepts", "files_read", "files_modified", "prompt_number", "discovery_tokens", "created_at",
-                "created_at_epoch", "content_hash", "external_id", "has_cjk", "writer")
+                "created_at_epoch", "content_hash", "external_id", "has_cjk", "writer", "session_db_id")
 # Rows go to a temp staging table first and then into observations with ONE statement:
 # FTS5 flushes its pending terms at every statement savepoint, so a per-row INSERT would
 # write one index segment per row through the triggers (measured ~2.5x slower).
@@ -39,7 +40,7 @@ _OBS_INSERT_ONE = f"INSERT INTO observations({_OBS_LIST}) VALUES ({', '.join('?'
 
 @dataclass
 class PreparedObservation:
-    values: tuple  # in _OBS_COLUMNS order
+    values: tuple  # in _OBS_COLUMNS order, but for the session row (known inside the transaction)
     tool_use_ids: list[int]
     # the columns the batch insert looks at, besides the values it stores
     memory_session_id: str
@@ -112,10 +113,12 @@ def prepare_observation(obs: common_pb2.Observation, where: str) -> PreparedObse
                                epoch=epoch, content_hash=digest, external_id=external_id or None)
 
 
-def _existing_observations(conn: Conn, items: Sequence[PreparedObservation]) -> tuple[dict, dict]:
-    """((project, external_id) -> id, (memory_session_id, content_hash) -> id) of rows already stored.
-    External ids are each project's own (migration 11): another project's row with the same one is
-    not looked at, so the write answers as if it did not exist, and nothing tells it does."""
+def _existing_observations(conn: Conn, items: Sequence[PreparedObservation],
+                           session_of: dict[tuple[str, str], int | None]) -> tuple[dict, dict]:
+    """((project, external_id) -> id, (session row, project, content_hash) -> id) of rows already stored.
+    External ids are each project's own (migration 11), and so are sessions (migration 15): another
+    project's row with the same key is not looked at, so the write answers as if it did not exist,
+    and nothing tells it does."""
     by_external: dict[tuple[str, str], int] = {}
     for project in {p.project for p in items if p.external_id}:
         externals = [p.external_id for p in items if p.external_id and p.project == project]
@@ -124,16 +127,19 @@ def _existing_observations(conn: Conn, items: Sequence[PreparedObservation]) -> 
             sql = (f"SELECT id, external_id FROM observations WHERE project = ? AND external_id IN "
                    f"({', '.join('?' for _ in chunk)})")
             by_external.update({(project, r["external_id"]): r["id"] for r in conn.execute(sql, [project, *chunk])})
-    hashes: dict[str, list[str]] = {}
+    hashes: dict[tuple[int, str], list[str]] = {}
     for p in items:
-        hashes.setdefault(p.memory_session_id, []).append(p.content_hash)
-    by_hash: dict[tuple[str, str], int] = {}
-    for session, values in hashes.items():
+        session = session_of[(p.memory_session_id, p.project)]
+        if session is not None:  # a record filed under no session has no duplicate to find
+            hashes.setdefault((session, p.project), []).append(p.content_hash)
+    by_hash: dict[tuple[int, str, str], int] = {}
+    for (session, project), values in hashes.items():
         for start in range(0, len(values), 500):
             chunk = values[start : start + 500]
-            sql = (f"SELECT id, content_hash FROM observations WHERE memory_session_id = ? AND content_hash IN "
-                   f"({', '.join('?' for _ in chunk)})")
-            by_hash.update({(session, r["content_hash"]): r["id"] for r in conn.execute(sql, [session, *chunk])})
+            sql = (f"SELECT id, content_hash FROM observations WHERE session_db_id = ? AND project = ? AND "
+                   f"content_hash IN ({', '.join('?' for _ in chunk)})")
+            by_hash.update({(session, project, r["content_hash"]): r["id"]
+                            for r in conn.execute(sql, [session, project, *chunk])})
     return by_external, by_hash
 
 
@@ -155,15 +161,16 @@ def insert_observations(conn: Conn, items: Sequence[PreparedObservation],
     """Insert what is new; duplicates (external id or session + content hash) map to existing ids."""
     for i, item in enumerate(items):
         check_tool_uses_exist(conn, item.tool_use_ids, f"{where}[{i}].tool_use_ids")
-    ensure_memory_sessions(conn, {p.memory_session_id: (p.project, p.epoch) for p in items})
-    by_external, by_hash = _existing_observations(conn, items)
+    session_of = ensure_memory_sessions(conn, [(p.memory_session_id, p.project, p.epoch) for p in items])
+    by_external, by_hash = _existing_observations(conn, items, session_of)
     ids: list[int] = []  # a stored id, or minus the 1-based slot of a row still to insert
     created: list[bool] = []
     fresh: list[PreparedObservation] = []
     pending: dict[object, int] = {}  # in-batch duplicates point at the first occurrence's slot
     for item in items:
         known = by_external.get((item.project, item.external_id)) if item.external_id else None
-        key = (item.memory_session_id, item.content_hash)
+        session = session_of[(item.memory_session_id, item.project)]
+        key = (session, item.project, item.content_hash)
         known = known or by_hash.get(key)
         if known:
             ids.append(known)
@@ -183,7 +190,8 @@ def insert_observations(conn: Conn, items: Sequence[PreparedObservation],
         ids.append(-slot)
         created.append(True)
     if fresh:
-        new_ids = _insert_rows(conn, fresh)
+        new_ids = _insert_rows(conn, [(*p.values, session_of[(p.memory_session_id, p.project)]) for p in fresh],
+                               [p.project for p in fresh])
         ids = [new_ids[-i - 1] if i < 0 else i for i in ids]
         links = [(new_ids[n], t) for n, p in enumerate(fresh) for t in dict.fromkeys(p.tool_use_ids)]
         if links:
@@ -192,20 +200,20 @@ def insert_observations(conn: Conn, items: Sequence[PreparedObservation],
     return ids, created
 
 
-def _insert_rows(conn: Conn, fresh: Sequence[PreparedObservation]) -> list[int]:
-    """Insert the rows in order; their new ids in the same order."""
+def _insert_rows(conn: Conn, rows: Sequence[tuple], projects: Sequence[str]) -> list[int]:
+    """Insert the rows (values in _OBS_COLUMNS order) in order; their new ids in the same order."""
     if conn.dialect.name == "postgres":  # store_svc.pg.conn.PgConnection
-        return cast(Any, conn).insert_ids(_OBS_INSERT_ONE, [p.values for p in fresh])
-    drawn = ids_for(conn, "observations", [p.project for p in fresh])
+        return cast(Any, conn).insert_ids(_OBS_INSERT_ONE, rows)
+    drawn = ids_for(conn, "observations", projects)
     if drawn[0] is not None:  # a team store: per-project ids
         conn.execute(_STAGE_ID_CREATE)
-        conn.executemany(_STAGE_ID_INSERT, [(i, *p.values) for i, p in zip(drawn, fresh, strict=True)])
+        conn.executemany(_STAGE_ID_INSERT, [(i, *values) for i, values in zip(drawn, rows, strict=True)])
         conn.execute(_OBS_ID_INSERT)
         conn.execute("DELETE FROM temp.stage_observation_ids")
         return [int(i) for i in drawn if i is not None]
     before = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
     conn.execute(_STAGE_CREATE)
-    conn.executemany(_STAGE_INSERT, [p.values for p in fresh])
+    conn.executemany(_STAGE_INSERT, rows)
     conn.execute(_OBS_INSERT)
     conn.execute("DELETE FROM temp.stage_observations")
     return [r[0] for r in conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY id", (before,))]

@@ -80,7 +80,7 @@ _SUM_TEXT = SUMMARY_FIELDS
 KINDS: dict[int, KindSql] = {
     OBSERVATION: KindSql(
         OBSERVATION, "observations", "o", _OBS_TEXT, (8.0, 4.0, 1.0, 1.0, 2.0, 2.0),
-        "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = o.memory_session_id", "o.project",
+        "LEFT JOIN sdk_sessions ss ON ss.id = o.session_db_id", "o.project",
         ("files_read", "files_modified"),
         f"""{OBSERVATION} AS kind, o.id AS id, o.type AS type,
             coalesce(nullif(o.title, ''), substr(coalesce(nullif(o.subtitle, ''), nullif(o.narrative, ''),
@@ -92,7 +92,7 @@ KINDS: dict[int, KindSql] = {
     ),
     SUMMARY: KindSql(
         SUMMARY, "session_summaries", "s", _SUM_TEXT, (4.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-        "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = s.memory_session_id", "s.project",
+        "LEFT JOIN sdk_sessions ss ON ss.id = s.session_db_id", "s.project",
         ("files_read", "files_edited"),
         f"""{SUMMARY} AS kind, s.id AS id, 'session' AS type,
             coalesce(nullif(s.request, ''), substr(coalesce(nullif(s.completed, ''), s.learned, ''), 1, 120))
@@ -328,9 +328,9 @@ def specificities(conn: Conn, rows: Iterable[Row]) -> dict[tuple[int, int], floa
 
 _RECORD_SQL: dict[int, str] = {  # keyed by DocKind values
     OBSERVATION: "SELECT o.*, ss.platform_source AS platform_source FROM observations o "
-                 "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = o.memory_session_id WHERE o.id IN ({})",
+                 "LEFT JOIN sdk_sessions ss ON ss.id = o.session_db_id WHERE o.id IN ({})",
     SUMMARY: "SELECT s.*, ss.platform_source AS platform_source FROM session_summaries s "
-             "LEFT JOIN sdk_sessions ss ON ss.memory_session_id = s.memory_session_id WHERE s.id IN ({})",
+             "LEFT JOIN sdk_sessions ss ON ss.id = s.session_db_id WHERE s.id IN ({})",
     PROMPT: "SELECT p.*, ss.project AS project, ss.memory_session_id AS memory_session_id, "
             "ss.platform_source AS platform_source FROM user_prompts p "
             "LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id WHERE p.id IN ({})",

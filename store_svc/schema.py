@@ -80,9 +80,15 @@ def migrate(conn: sqlite3.Connection) -> int:
     an older version before another applied this migration meets the version's primary key,
     rolls back before any DDL runs, and reads the version again."""
     conn.execute(f"PRAGMA busy_timeout = {MIGRATION_WAIT_MS}")
+    # Foreign keys are off while migrations run (SQLite's way to rebuild a table: dropping a
+    # parent with them on deletes its children through ON DELETE CASCADE, migration 15's
+    # sdk_sessions); the pragma is a no-op inside a transaction, so it is set here, outside.
+    conn.execute("PRAGMA foreign_keys = OFF")
     try:
         return _migrate(conn)
     finally:
+        conn.execute("PRAGMA legacy_alter_table = OFF")  # a failed migration may have left it on
+        conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 

@@ -1,11 +1,11 @@
 """Export (every record, oldest first) and idempotent import that keeps original timestamps.
 
-Import dedupe keys: sessions by external_id or (platform_source, content_session_id);
-prompts by external_id or (content_session_id, prompt_number); observations by
-external_id or (memory_session_id, content_hash); summaries by external_id or
-(memory_session_id, created_at_epoch); tool uses by (content_session_id, tool_use_id) or
-(content_session_id, created_at_epoch, tool_name). Each item runs in a savepoint: a bad
-item is reported and the rest are imported.
+Import dedupe keys, each looked up only among the caller's projects (store_svc.sessions):
+sessions by external_id or (platform_source, content_session_id); prompts by external_id or
+(content_session_id, prompt_number); observations by external_id or (session, content_hash);
+summaries by external_id or (session, created_at_epoch); tool uses by (content_session_id,
+tool_use_id) or (content_session_id, created_at_epoch, tool_name). Each item runs in a
+savepoint: a bad item is reported and the rest are imported.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from mnemo.errors import InvalidArgument, MnemoError
 from mnemo.logs import get_logger
 from mnemo.v1 import common_pb2, store_pb2
 from mnemo.vocab import DEFAULT_PLATFORM
-from store_svc import convert, observations, queries, validate, writes
+from store_svc import convert, observations, queries, sessions, validate, writes
 from store_svc.dialect import Conn, Row
 from store_svc.writes import clean
 
@@ -68,16 +68,12 @@ def _import_session(conn: Conn, s: common_pb2.Session) -> bool:
     validate.identifier("session.external_id", s.external_id, needed=False)
     status = s.status or "active"
     validate.one_of("session.status", status, ("active", *validate.SESSION_END_STATES))
-    # Already here: skipped, but only when it is the caller's (else refused like any write into it).
+    # Already here (in a project the caller sees: another project's is not looked at): skipped.
     known = conn.execute("SELECT id FROM sdk_sessions WHERE project = ? AND external_id = ?",
                          (s.project, s.external_id)).fetchone() if s.external_id else None
-    if known:  # external ids are each project's own: another project's is not looked at
+    if known or sessions.by_content(conn, s.content_session_id, platform, s.project):
         return False
-    existing = writes.session_by_content(conn, platform, s.content_session_id)
-    if existing:
-        identity.require_own_session("session.content_session_id", existing["project"])
-        return False
-    writes.create_session(
+    sessions.create(
         conn, content_session_id=s.content_session_id, project=s.project, platform=platform,
         memory_session_id=s.memory_session_id, user_prompt=clean(s.user_prompt), custom_title=s.custom_title,
         started_at_epoch=s.started_at_epoch, started_at=s.started_at, external_id=s.external_id, status=status,
@@ -91,9 +87,8 @@ def _import_prompt(conn: Conn, p: common_pb2.UserPrompt) -> bool:
     known = conn.execute(
         "SELECT ss.project FROM user_prompts p LEFT JOIN sdk_sessions ss ON ss.id = p.session_db_id "
         "WHERE p.content_session_id = ? AND p.prompt_number = ?",
-        (p.content_session_id, p.prompt_number)).fetchone() if p.prompt_number else None
-    if known:
-        identity.require_own_session("prompt.content_session_id", known["project"] or "")
+        (p.content_session_id, p.prompt_number)).fetchall() if p.prompt_number else []
+    if any(identity.may_access(str(row["project"] or "")) for row in known):  # another project's: not looked at
         return False
     row, reason = writes.insert_prompt(conn, prepared)
     if reason == "private":

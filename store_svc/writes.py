@@ -11,14 +11,14 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from mnemo import identity, privacy
-from mnemo.errors import InvalidArgument, NotFound, PermissionDenied
+from mnemo.errors import InvalidArgument, NotFound
 from mnemo.query import has_cjk
-from mnemo.timefmt import iso_from_ms, now_ms
 from mnemo.v1 import common_pb2
-from mnemo.vocab import DEFAULT_PLATFORM, DEFAULT_SESSION_PREFIXES, default_session_ids
-from store_svc import convert, ids, validate
-from store_svc.convert import to_json_list
-from store_svc.dialect import Conn, Cursor, Row
+from mnemo.vocab import DEFAULT_PLATFORM
+from store_svc import convert, ids, sessions, validate
+from store_svc.convert import timestamps, to_json_list
+from store_svc.dialect import Conn, Row
+from store_svc.ids import inserted_id
 
 PROMPT_DEDUPE_WINDOW_MS = 10_000
 
@@ -101,21 +101,6 @@ def cap_bytes(text: str, limit: int) -> tuple[str, bool, int]:
     return raw[:limit].decode("utf-8", "ignore"), True, len(raw)
 
 
-def inserted_id(cursor: Cursor) -> int:
-    """The id of the row an `INSERT ... RETURNING id` on `cursor` just created (both backends
-    speak RETURNING; PostgreSQL has no lastrowid)."""
-    row = cursor.fetchone()
-    if row is None:
-        raise RuntimeError("INSERT created no row")
-    return int(row[0])
-
-
-def timestamps(epoch: int, text: str = "") -> tuple[int, str]:
-    """(epoch ms, ISO text): now when unset; a given ISO text is kept (imports are lossless)."""
-    epoch = epoch or now_ms()
-    return epoch, text or iso_from_ms(epoch)
-
-
 def _clean_list(field: str, values: Sequence[str]) -> list[str]:
     if not values:
         return []
@@ -133,112 +118,6 @@ def _clean_list(field: str, values: Sequence[str]) -> list[str]:
 def _clean_field(field: str, value: str, limit: int = validate.MAX_TEXT_CHARS) -> str:
     validate.max_chars(field, value, limit)
     return clean(value)
-
-
-# ---------------------------------------------------------------------------- sessions
-
-def session_by_content(conn: Conn, platform: str, content_session_id: str) -> Row | None:
-    return conn.execute("SELECT * FROM sdk_sessions WHERE platform_source = ? AND content_session_id = ?",
-                        (platform, content_session_id)).fetchone()
-
-
-def session_for_content(conn: Conn, content_session_id: str) -> Row | None:
-    """The session of a host session id on any platform (claude first)."""
-    return conn.execute(
-        "SELECT * FROM sdk_sessions WHERE content_session_id = ? ORDER BY platform_source = 'claude' DESC, id "
-        "LIMIT 1", (content_session_id,)).fetchone()
-
-
-def session_by_id(conn: Conn, row_id: int) -> Row:
-    return conn.execute("SELECT * FROM sdk_sessions WHERE id = ?", (row_id,)).fetchone()
-
-
-def check_memory_session_free(conn: Conn, memory_session_id: str, own_id: int | None) -> None:
-    row = conn.execute("SELECT id FROM sdk_sessions WHERE memory_session_id = ?", (memory_session_id,)).fetchone()
-    if row and row["id"] != own_id:
-        raise InvalidArgument("memory_session_id", f"{memory_session_id!r} already belongs to another session")
-
-
-def check_external_id_free(conn: Conn, external_id: str, own_id: int | None, project: str) -> None:
-    """A session's external id names one session of its project: one already in use there is
-    refused here, naming the field (a unique index would otherwise fail the write as an internal
-    error). Another project's session with the same external id is not looked at (migration 11)."""
-    if not external_id:
-        return
-    row = conn.execute("SELECT id FROM sdk_sessions WHERE project = ? AND external_id = ?",
-                       (project, external_id)).fetchone()
-    if row and row["id"] != own_id:
-        raise InvalidArgument("external_id", f"{external_id[:64]!r} already belongs to another session")
-
-
-def check_not_reserved(field: str, session_id: str, project: str) -> None:
-    """A token confined to some projects opens no other project's default session (mnemo.vocab):
-    that project's users would be locked out of it."""
-    if (session_id.startswith(DEFAULT_SESSION_PREFIXES) and identity.restricted_projects() is not None
-            and session_id not in default_session_ids(project)):
-        raise PermissionDenied(f"{field}: session ids starting with {' or '.join(DEFAULT_SESSION_PREFIXES)} are "
-                               f"reserved for each project's default session; name another session")
-
-
-_SESSION_COLUMNS = ("content_session_id", "memory_session_id", "project", "platform_source", "user_prompt",
-                    "started_at", "started_at_epoch", "completed_at", "completed_at_epoch", "status",
-                    "prompt_counter", "custom_title", "external_id", "writer")
-
-
-def create_session(conn: Conn, *, content_session_id: str, project: str, platform: str,
-                   memory_session_id: str = "", user_prompt: str = "", custom_title: str = "",
-                   started_at_epoch: int = 0, started_at: str = "", external_id: str = "",
-                   status: str = "active", completed_at_epoch: int = 0, completed_at: str = "",
-                   prompt_counter: int = 0) -> Row:
-    memory_session_id = memory_session_id or content_session_id
-    check_not_reserved("content_session_id", content_session_id, project)
-    check_not_reserved("memory_session_id", memory_session_id, project)
-    check_memory_session_free(conn, memory_session_id, None)
-    epoch, iso = timestamps(started_at_epoch, started_at)
-    done_iso = (completed_at or iso_from_ms(completed_at_epoch)) if completed_at_epoch else None
-    cursor = ids.insert(
-        conn, "sdk_sessions", project, _SESSION_COLUMNS,
-        (content_session_id, memory_session_id, project, platform, user_prompt or None, iso, epoch, done_iso,
-         completed_at_epoch or None, status, prompt_counter, custom_title or None, external_id or None,
-         identity.writer()))
-    return session_by_id(conn, inserted_id(cursor))
-
-
-def ensure_memory_sessions(conn: Conn, pairs: dict[str, tuple[str, int]]) -> None:
-    """Make sure a session exists for each memory_session_id -> (project, epoch) (observations,
-    summaries). A missing one is created with the memory id as its host id, platform claude."""
-    confined = identity.restricted_projects() is not None
-    for memory_session_id, (project, epoch) in pairs.items():
-        check_not_reserved("memory_session_id", memory_session_id, project)
-        owner = _memory_session_project(conn, memory_session_id)
-        if owner is None:
-            ids.insert(conn, "sdk_sessions", project, ("content_session_id", "memory_session_id", "project",
-                                                       "platform_source", "started_at", "started_at_epoch", "writer"),
-                       (memory_session_id, memory_session_id, project, DEFAULT_PLATFORM, iso_from_ms(epoch), epoch,
-                        identity.writer()), tail="ON CONFLICT DO NOTHING")
-            owner = _memory_session_project(conn, memory_session_id) if confined else None
-        if confined:  # records go only into sessions of the caller's projects (checked in the transaction)
-            identity.require_own_session("memory_session_id", owner or project)
-
-
-def _memory_session_project(conn: Conn, memory_session_id: str) -> str | None:
-    row = conn.execute("SELECT project FROM sdk_sessions WHERE memory_session_id = ?", (memory_session_id,)).fetchone()
-    return str(row["project"]) if row else None
-
-
-def session_for_write(conn: Conn, content_session_id: str, platform: str, project: str,
-                      field_prefix: str = "") -> Row:
-    """The session a prompt or tool use belongs to, created when missing (then project is required)."""
-    row = session_by_content(conn, platform, content_session_id) if platform else None
-    row = row or session_for_content(conn, content_session_id)
-    if row:
-        # Checked here, inside the write transaction: the session cannot change hands meanwhile.
-        identity.require_own_session(f"{field_prefix}content_session_id", row["project"])
-        return row
-    if not project:
-        raise InvalidArgument(f"{field_prefix}project", "required when the session does not exist yet")
-    return create_session(conn, content_session_id=content_session_id, project=project,
-                          platform=platform or DEFAULT_PLATFORM)
 
 
 # ---------------------------------------------------------------------------- prompts
@@ -279,11 +158,8 @@ def prompt_row(conn: Conn, prompt_id: int) -> Row:
 
 def _prompt_by_external_id(conn: Conn, prompt: PreparedPrompt) -> int | None:
     """The stored prompt with this external id in the project the prompt goes to (its session's,
-    which must be the caller's; else the prompt's own): external ids are each project's own."""
-    session = session_by_content(conn, prompt.platform, prompt.content_session_id) if prompt.platform else None
-    session = session or session_for_content(conn, prompt.content_session_id)
-    if session:
-        identity.require_own_session("content_session_id", session["project"])
+    else the prompt's own): external ids are each project's own."""
+    session = sessions.find(conn, prompt.content_session_id, prompt.platform, prompt.project)
     row = conn.execute("SELECT p.id FROM user_prompts p JOIN sdk_sessions ss ON ss.id = p.session_db_id "
                        "WHERE p.external_id = ? AND ss.project = ?",
                        (prompt.external_id, session["project"] if session else prompt.project)).fetchone()
@@ -296,7 +172,7 @@ def insert_prompt(conn: Conn, prompt: PreparedPrompt) -> tuple[Row | None, str]:
         known = _prompt_by_external_id(conn, prompt)
         if known:
             return prompt_row(conn, known), "duplicate"
-    session = session_for_write(conn, prompt.content_session_id, prompt.platform, prompt.project)
+    session = sessions.for_write(conn, prompt.content_session_id, prompt.platform, prompt.project)
     if prompt.text:
         twin = conn.execute(
             "SELECT id FROM user_prompts WHERE session_db_id = ? AND prompt_text = ? "
@@ -354,14 +230,15 @@ def insert_summary(conn: Conn, values: tuple, *, dedupe_on_time: bool = False) -
                              (values[1], external_id)).fetchone()
         if known:  # the project's own (the caller may write there): another's is not looked at
             return known["id"], False
-    if dedupe_on_time:
-        known = conn.execute("SELECT id, project FROM session_summaries WHERE memory_session_id = ? "
-                             "AND created_at_epoch = ?", (values[0], values[13])).fetchone()
-        if known:
-            identity.require_own_record("memory_session_id", known["project"])
-            return known["id"], False
-    ensure_memory_sessions(conn, {values[0]: (values[1], values[13])})
-    cursor = ids.insert(conn, "session_summaries", values[1], _SUM_COLUMNS, values)
+    session = sessions.ensure_memory_sessions(conn, [(values[0], values[1], values[13])])[(values[0], values[1])]
+    if dedupe_on_time and session is not None:
+        for known in conn.execute("SELECT id, project FROM session_summaries WHERE session_db_id = ? "
+                                  "AND created_at_epoch = ? ORDER BY id", (session, values[13])).fetchall():
+            # Another project's record filed under the caller's session (by a writer of every
+            # project) is no duplicate of the caller's: it is not looked at.
+            if identity.may_access(str(known["project"])):
+                return known["id"], False
+    cursor = ids.insert(conn, "session_summaries", values[1], (*_SUM_COLUMNS, "session_db_id"), (*values, session))
     return inserted_id(cursor), True
 
 
@@ -378,6 +255,30 @@ def tool_use_message(conn: Conn, row_id: int) -> common_pb2.ToolUse:
     return convert.tool_use_pb(row, links)
 
 
+def _known_tool_use(conn: Conn, tool: common_pb2.ToolUse, epoch: int, dedupe_on_time: bool) -> int | None:
+    """The stored tool use this one repeats: same host session id and call id (or, on import, time
+    and tool), in a session the caller sees (another project's is not looked at), the one in the
+    session the call names first."""
+    params: list[object] = [tool.content_session_id]
+    if tool.tool_use_id:
+        where = "t.tool_use_id = ?"
+        params.append(tool.tool_use_id)
+    elif dedupe_on_time:
+        where = "t.created_at_epoch = ? AND t.tool_name = ?"
+        params.extend((epoch, tool.tool_name))
+    else:
+        return None
+    rows = [r for r in conn.execute(
+        "SELECT t.id, t.session_db_id, ss.project FROM tool_uses t LEFT JOIN sdk_sessions ss "
+        f"ON ss.id = t.session_db_id WHERE t.content_session_id = ? AND {where} ORDER BY t.id", params)
+        if identity.may_access(str(r["project"] or ""))]
+    if not rows:
+        return None
+    session = sessions.find(conn, tool.content_session_id, "", tool.project)
+    mine = [r for r in rows if session is not None and r["session_db_id"] == session["id"]]
+    return int((mine or rows)[0]["id"])
+
+
 def insert_tool_use(conn: Conn, tool: common_pb2.ToolUse, cap: int, where: str = "tool_use",
                     *, dedupe_on_time: bool = False) -> tuple[int, bool]:
     validate.identifier(f"{where}.content_session_id", tool.content_session_id)
@@ -390,20 +291,9 @@ def insert_tool_use(conn: Conn, tool: common_pb2.ToolUse, cap: int, where: str =
     tool_input, input_cut, input_size = cap_bytes(clean(tool.tool_input), cap)
     response, response_cut, response_size = cap_bytes(clean(tool.tool_response), cap)
     epoch, iso = timestamps(tool.created_at_epoch, tool.created_at)
-    if tool.tool_use_id:
-        known = conn.execute("SELECT t.id, ss.project FROM tool_uses t LEFT JOIN sdk_sessions ss "
-                             "ON ss.id = t.session_db_id WHERE t.content_session_id = ? AND t.tool_use_id = ?",
-                             (tool.content_session_id, tool.tool_use_id)).fetchone()
-        if known:  # a duplicate in another project's session: refused as a write into it
-            identity.require_own_session(f"{where}.content_session_id", known["project"] or "")
-            return known["id"], False
-    elif dedupe_on_time:
-        known = conn.execute("SELECT t.id, ss.project FROM tool_uses t LEFT JOIN sdk_sessions ss "
-                             "ON ss.id = t.session_db_id WHERE t.content_session_id = ? AND t.created_at_epoch = ? "
-                             "AND t.tool_name = ?", (tool.content_session_id, epoch, tool.tool_name)).fetchone()
-        if known:
-            identity.require_own_session(f"{where}.content_session_id", known["project"] or "")
-            return known["id"], False
+    known = _known_tool_use(conn, tool, epoch, dedupe_on_time)
+    if known is not None:
+        return known, False
     observation_ids = sorted(set(tool.observation_ids))
     if observation_ids:
         # Another project's observations count as unknown: not linked to, not confirmed to exist.
@@ -413,7 +303,7 @@ def insert_tool_use(conn: Conn, tool: common_pb2.ToolUse, cap: int, where: str =
         missing = [i for i in observation_ids if i not in found]
         if missing:
             raise InvalidArgument(f"{where}.observation_ids", f"unknown observation id {missing[0]}")
-    session = session_for_write(conn, tool.content_session_id, "", tool.project, f"{where}.")
+    session = sessions.for_write(conn, tool.content_session_id, "", tool.project, f"{where}.")
     cursor = ids.insert(
         conn, "tool_uses", session["project"],
         ("session_db_id", "content_session_id", "tool_use_id", "tool_name", "tool_input", "tool_response",

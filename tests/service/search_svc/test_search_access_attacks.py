@@ -202,7 +202,7 @@ def _attack_and_log(server) -> None:
     for call, request in ((server.alice.SaveMemory, search_pb2.SaveMemoryRequest(text="x", project="beta")),
                           (server.alice.Timeline, search_pb2.TimelineRequest(anchor="#424242")),
                           (server.alice_hooks.UpsertSession, store_pb2.UpsertSessionRequest(
-                              content_session_id="bob-s1", project="alpha")),
+                              content_session_id="bob-s1", project="beta")),  # bob's id is free in alpha
                           (stranger.Search, search_pb2.SearchRequest(query=WORD))):
         assert _outcome(call, request).startswith("StatusCode.")  # each one an error, each one logged
     refused = _outcome(stranger.PrimeCorpus, search_pb2.CorpusNameRequest(name="beta-corpus"))  # a stream too

@@ -90,10 +90,16 @@ def test_an_external_id_of_another_project_answers_like_an_unused_one(team: Team
 
 def test_a_tool_use_cannot_name_or_link_another_projects_records(team: Team):
     theirs = seed(team.bob, "beta", "bob-1")
-    repeat = store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
-        content_session_id="bob-1", tool_use_id="tu-bob-1", tool_name="Read"))
-    message = fails(team.alice.RecordToolUse, repeat, code=grpc.StatusCode.PERMISSION_DENIED)
-    assert "z.py" not in message and "outside the token's scope" in message
+    # Bob's session and call id answer as unknown ones: a project is needed to open a session, and
+    # with one, alice records a call of her own (bob's "z.py" input is neither shown nor touched).
+    for session in ("bob-1", "nobody-1"):
+        repeat = store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
+            content_session_id=session, tool_use_id="tu-bob-1", tool_name="Read"))
+        message = fails(team.alice.RecordToolUse, repeat, code=grpc.StatusCode.INVALID_ARGUMENT)
+        assert message == "tool_use.project: required when the session does not exist yet"
+        repeat.tool_use.project = "alpha"
+        mine = team.alice.RecordToolUse(repeat)
+        assert (mine.project, mine.tool_input, mine.id != theirs["tool"]) == ("alpha", "", True)
     linked = store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
         content_session_id="alice-9", project="alpha", tool_name="Read", observation_ids=[theirs["obs"]]))
     unknown = store_pb2.RecordToolUseRequest(tool_use=common_pb2.ToolUse(
@@ -108,9 +114,11 @@ def test_a_tool_use_cannot_name_or_link_another_projects_records(team: Team):
     missing = fails(team.alice.AddObservations, observation, code=grpc.StatusCode.INVALID_ARGUMENT)
     assert other.replace(str(theirs["tool"]), "N") == missing.replace("900004", "N")
     assert table(team.settings, "SELECT count(*) FROM observation_tool_uses") == [(1,)]  # bob's own link only
+    assert team.bob.GetToolUses(store_pb2.GetToolUsesRequest(ids=[theirs["tool"]])).tool_uses[0].tool_input == (
+        '{"file": "z.py"}')
 
 
-def test_importing_what_exists_in_another_project_is_refused_not_skipped(team: Team):
+def test_importing_what_exists_in_another_project_imports_the_callers_own(team: Team):
     seed(team.bob, "beta", "bob-1")
     team.bob.RecordPrompt(store_pb2.RecordPromptRequest(content_session_id="bob-1", prompt_text="second",
                                                         prompt_number=2))
@@ -121,11 +129,17 @@ def test_importing_what_exists_in_another_project_is_refused_not_skipped(team: T
         store_pb2.ExportItem(tool_use=common_pb2.ToolUse(content_session_id="bob-1", project="alpha",
                                                          tool_use_id="tu-bob-1", tool_name="Read")),
     ]
+    # Session ids are each project's own: bob's session, prompt number and call id are not seen,
+    # so the items land in a session bob-1 of alice's, exactly as into an id nobody holds.
     reply = team.alice.Import(store_pb2.ImportRequest(items=items))
-    assert (reply.imported, reply.skipped, len(reply.errors)) == (0, 0, 3), reply
-    assert all("outside the token's scope" in e.message for e in reply.errors)
-    assert table(team.settings, "SELECT count(*) FROM user_prompts WHERE prompt_text = 'sneaky'") == [(0,)]
-    # The service token's import of the same items is a plain skip, as before.
+    assert (reply.imported, reply.skipped, len(reply.errors)) == (3, 0, 0), reply
+    assert table(team.settings, "SELECT ss.project, p.prompt_text FROM user_prompts p JOIN sdk_sessions ss "
+                 "ON ss.id = p.session_db_id ORDER BY p.prompt_text") == [
+        ("beta", "look at the zebra please"), ("beta", "second"), ("alpha", "sneaky")]
+    assert table(team.settings, "SELECT ss.project, count(*) FROM tool_uses t JOIN sdk_sessions ss "
+                 "ON ss.id = t.session_db_id GROUP BY ss.project ORDER BY ss.project") == [("alpha", 1), ("beta", 1)]
+    # Again: alice's own, now skipped; the service token's import of the same items names alpha.
+    assert team.alice.Import(store_pb2.ImportRequest(items=items)).skipped == 3
     assert team.admin.Import(store_pb2.ImportRequest(items=items)).skipped == 3
 
 

@@ -13,7 +13,7 @@ from store_svc.core import Store
 from store_svc.curation import forget_rpc
 from store_svc.pg.backend import PgBackend
 from tests.pg import create_database, drop_database
-from tests.unit.store_svc.upgrade import write_before
+from tests.unit.store_svc.upgrade import old_observations, write_before
 
 pytestmark = pytest.mark.service
 
@@ -22,9 +22,12 @@ ID_LIMIT = 2**53  # every id stays exact as a JSON number
 TABLES = ("sdk_sessions", "user_prompts", "observations", "session_summaries", "tool_uses")
 
 
+def _note(project: str, title: str) -> common_pb2.Observation:
+    return common_pb2.Observation(memory_session_id=f"m-{project}", project=project, type="discovery", title=title)
+
+
 def _observation(store: Store, project: str, title: str) -> int:
-    obs = common_pb2.Observation(memory_session_id=f"m-{project}", project=project, type="discovery", title=title)
-    return store.add_observations(store_pb2.AddObservationsRequest(observations=[obs])).ids[0]
+    return store.add_observations(store_pb2.AddObservationsRequest(observations=[_note(project, title)])).ids[0]
 
 
 def _one_of_each(store: Store, project: str, n: int) -> dict[str, int]:
@@ -159,7 +162,8 @@ def test_records_keep_their_order_and_are_fetched_by_id(postgres_database):
 
 @pytest.mark.parametrize("store_backend", ["postgres"])
 def test_an_upgraded_database_keeps_its_ids_and_gives_new_ones_above_them(settings, monkeypatch):
-    old = write_before(settings, monkeypatch, 9, lambda s: [_observation(s, "alpha", f"old {n}") for n in range(3)])
+    notes = [_note("alpha", f"old {n}") for n in range(3)]
+    old = write_before(settings, monkeypatch, 9, lambda s: old_observations(s, *notes))
     assert old == [1, 2, 3]  # the global sequence before migration 10
     store = Store.from_settings(settings)
     try:
@@ -176,7 +180,7 @@ def test_an_upgraded_database_keeps_its_ids_and_gives_new_ones_above_them(settin
 def test_a_sqlite_store_that_held_tokens_before_migration_13_switches_when_it_upgrades(settings, monkeypatch):
     def before(store: Store) -> list[int]:
         tokens.add_token(store, store_pb2.AddTokenRequest(user="ana", projects=["alpha"]))
-        return [_observation(store, "alpha", f"old {n}") for n in range(2)]
+        return old_observations(store, *[_note("alpha", f"old {n}") for n in range(2)])
 
     old = write_before(settings, monkeypatch, 12, before)
     store = Store.from_settings(settings)

@@ -3,13 +3,15 @@ written just before it in its session, on both backends; they never make a row m
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from mnemo.v1 import common_pb2, store_pb2
 from store_svc import schema
 from store_svc.core import Store
 from tests.conftest import BOTH_BACKENDS
-from tests.unit.store_svc.upgrade import write_before
+from tests.unit.store_svc.upgrade import old_observations, write_before
 
 pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
 
@@ -35,8 +37,8 @@ def search(store: Store, query: str, operators: bool = False) -> store_pb2.Store
     return store.search(store_pb2.StoreSearchRequest(query=query, syntax=syntax))
 
 
-def _sessions(store: Store) -> dict[str, int]:
-    ids = add(store,
+def _sessions(store: Store, write: Callable[..., list[int]] = add) -> dict[str, int]:
+    ids = write(store,
               obs("Planning", "We talked about the museum trip", "s1", 1_000),
               obs("Answer one", "It happens on saturday", "s1", 2_000),
               obs("Follow-up", "Bring sandwiches", "s1", 3_000),
@@ -73,7 +75,7 @@ def test_not_and_phrases_read_a_records_own_words(store):
 
 def test_the_migration_fills_the_context_of_existing_rows(settings, monkeypatch):
     """Rows written before migration 8 get the context the insert trigger would have given them."""
-    ids = write_before(settings, monkeypatch, 7, _sessions)
+    ids = write_before(settings, monkeypatch, 7, lambda old: _sessions(old, old_observations))
     store = Store.from_settings(settings)
     try:
         assert store.schema_version == schema.LATEST_VERSION

@@ -53,6 +53,8 @@ RELEASED = {
     "sqlite/0013_sqlite_ids.sql": "ef5d9bff28cd911a0a7169906acb4dba37a22b3deb5d38372677ea67fac41c17",
     "sqlite/0014_project_corpora_unprimed.sql": "100405cda89d15d9bfbd901f3456f1febac5f265b984d15e91db54891ed048b8",
     "postgres/0014_project_corpora_unprimed.sql": "100405cda89d15d9bfbd901f3456f1febac5f265b984d15e91db54891ed048b8",
+    "sqlite/0015_session_projects.sql": "2f53883e2ca7df934200a59de6c5b85a90bf156bd05a3a9162f1360756391c2e",
+    "postgres/0015_session_projects.sql": "ce4b2efc8802159acc7a4824c613704d0c5177378a27f4c0d1f59372edddc6fa",
 }
 
 

@@ -11,7 +11,7 @@ from mnemo.v1 import common_pb2, store_pb2
 from store_svc import curation, schema, terms
 from store_svc.core import Store
 from tests.conftest import BOTH_BACKENDS
-from tests.unit.store_svc.upgrade import write_before
+from tests.unit.store_svc.upgrade import old_observations, write_before
 
 pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
 
@@ -25,11 +25,13 @@ def store(settings):
     s.close()
 
 
+def notes(*narratives: str) -> list[common_pb2.Observation]:
+    return [common_pb2.Observation(title=f"note {i}", narrative=n, memory_session_id="s1", project="proj",
+                                   type="discovery", created_at_epoch=1_000 + i) for i, n in enumerate(narratives)]
+
+
 def add(store: Store, *narratives: str) -> list[int]:
-    observations = [common_pb2.Observation(title=f"note {i}", narrative=n, memory_session_id="s1", project="proj",
-                                           type="discovery", created_at_epoch=1_000 + i)
-                    for i, n in enumerate(narratives)]
-    return list(store.add_observations(store_pb2.AddObservationsRequest(observations=observations)).ids)
+    return list(store.add_observations(store_pb2.AddObservationsRequest(observations=notes(*narratives))).ids)
 
 
 def counts(store: Store) -> dict[str, int]:
@@ -88,7 +90,8 @@ def test_index_rows_carry_specificity(store):
 
 def test_the_migration_counts_the_rows_already_there(settings, monkeypatch):
     """A store written before migration 9 gets the counts its triggers would have kept."""
-    write_before(settings, monkeypatch, 8, lambda old: add(old, "The build broke", "The build passed"))
+    before = notes("The build broke", "The build passed")
+    write_before(settings, monkeypatch, 8, lambda old: old_observations(old, *before))
     store = Store.from_settings(settings)
     try:
         assert store.schema_version == schema.LATEST_VERSION

@@ -8,6 +8,7 @@ from typing import TypeVar
 import pytest
 
 from mnemo.config import Settings
+from mnemo.v1 import common_pb2
 from store_svc import schema
 from store_svc.core import Store
 
@@ -29,3 +30,24 @@ def write_before(settings: Settings, monkeypatch: pytest.MonkeyPatch, version: i
     finally:
         old.close()
         monkeypatch.undo()
+
+
+def old_observations(store: Store, *observations: common_pb2.Observation) -> list[int]:
+    """Write observations (and the sessions they name) with the columns every release had: what a
+    store of an older schema holds, whatever the current code's writes need. Their new ids."""
+    ids = []
+    with store.writing() as conn:
+        for o in observations:
+            epoch = o.created_at_epoch or 1
+            if not conn.execute("SELECT 1 FROM sdk_sessions WHERE memory_session_id = ?",
+                                (o.memory_session_id,)).fetchone():
+                conn.execute("INSERT INTO sdk_sessions(content_session_id, memory_session_id, project, started_at, "
+                             "started_at_epoch) VALUES (?, ?, ?, 'old', ?)",
+                             (o.memory_session_id, o.memory_session_id, o.project, epoch))
+            row = conn.execute(
+                "INSERT INTO observations(memory_session_id, project, type, title, narrative, created_at, "
+                "created_at_epoch, content_hash) VALUES (?, ?, ?, ?, ?, 'old', ?, ?) RETURNING id",
+                (o.memory_session_id, o.project, o.type or "discovery", o.title, o.narrative, epoch,
+                 f"old-{len(ids)}-{epoch}")).fetchone()
+            ids.append(int(row[0]))
+    return ids
