@@ -409,6 +409,8 @@ class VectorIndex:
                 self.trimmer.now()  # reading every metadata row left ~80 MiB of freed heap behind
             except MnemoError as err:  # scoped queries keep using Chroma's `where`
                 log.warning("project_map_not_loaded", error=err.message)
+            except Exception as err:  # noqa: BLE001 - e.g. Chroma closed under it at shutdown; the map is an optimisation
+                log.warning("project_map_not_loaded", error=type(err).__name__)
 
         thread = threading.Thread(target=load, name="project-map", daemon=True)
         thread.start()

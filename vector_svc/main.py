@@ -27,6 +27,7 @@ log = get_logger(__name__)
 
 SERVICE_NAME = "mnemo.v1.VectorService"
 REINDEX_TIMEOUT_S = 6 * 3600.0  # a rebuild embeds the whole store; it may take a while
+PROJECT_MAP_STOP_S = 30.0  # reading a 1M-record map takes seconds; a stop waits for it, boundedly
 
 
 def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], None]]:
@@ -56,12 +57,14 @@ def start(settings: Settings, listen: str) -> tuple[ServerHandle, Callable[[], N
     )
     follower.start()
     idle_exit.start()
-    index.start_project_map()  # project-scoped queries get fast once it is loaded (vector_svc/projects.py)
+    project_map = index.start_project_map()  # scoped queries get fast once it is loaded (vector_svc/projects.py)
     log.info("vector_ready", model=embedder.model, backend=connection.backend)
 
     def on_stop() -> None:
         idle_exit.stop()
         follower.stop()
+        if project_map is not None:  # let it finish reading before Chroma closes under it
+            project_map.join(PROJECT_MAP_STOP_S)
         store.close()
         connection.close()
 
