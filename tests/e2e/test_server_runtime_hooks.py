@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import signal
 import sqlite3
 import stat
 import tempfile
@@ -18,6 +20,7 @@ import pytest
 from bench.replay import make_workspace, payloads, replay, run_hook, wait_for_workers
 from capture.outbox import OUTBOX_DIR, RECEIVED_KEY
 from mnemo.config import load_settings, with_overrides
+from mnemo.stack import run_down
 from tests.conftest import processes_of, start_service, subprocess_env
 from tests.server_runtime_support import TeamServer, free_port, server_runtime_env, write_token_file
 
@@ -57,6 +60,17 @@ def _local_reference(repo: Path, transcript: Path) -> dict[str, int]:
         finally:
             handle.stop(0.5)
             on_stop()
+            stop_what_the_hooks_started(settings)
+
+
+def stop_what_the_hooks_started(settings) -> None:
+    """The hooks found the store and started the rest of a stack (a supervisor, vector, search)
+    in this home: stop it, or it outlives the test and restarts the store in a deleted folder."""
+    run_down(settings, None)
+    for pid, argv in processes_of(settings.home):
+        if b"serve" in argv or b"supervise" in argv:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_hooks_queue_while_the_server_is_down_and_replay_once_when_it_is_back(settings, tmp_path):
