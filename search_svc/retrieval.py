@@ -58,7 +58,7 @@ from search_svc.fusion import (
 from search_svc.periods import named_periods
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, search_args
-from search_svc.semantic import Key, VectorLeg, VectorProbe, _not_yet_embedded, _Semantic, ref_key
+from search_svc.semantic import Key, Semantic, VectorLeg, VectorProbe, not_yet_embedded, ref_key
 
 log = get_logger(__name__)
 
@@ -87,7 +87,7 @@ _VECTOR_FAILURES = (Unavailable, DeadlineExceeded, FailedPrecondition, Internal,
 
 # A vector query's outcome, as the worker thread hands it back: the reply, or the failure
 # that makes the answer lexical.
-_VectorReply = tuple[vector_pb2.VectorQueryResponse, "_Semantic"] | MnemoError
+_VectorReply = tuple[vector_pb2.VectorQueryResponse, "Semantic"] | MnemoError
 
 
 @dataclass
@@ -215,7 +215,7 @@ class Retrieval:
         return reply, self._leg.complete(reply, since, filters)
 
     def _finish_semantic(self, pending: Future[_VectorReply],
-                         filters: common_pb2.Filters) -> tuple[_Semantic | None, str]:
+                         filters: common_pb2.Filters) -> tuple[Semantic | None, str]:
         """The hydrated neighbours, or None and the notice explaining why there are none."""
         reply = pending.result()
         if isinstance(reply, MnemoError):
@@ -238,7 +238,7 @@ class Retrieval:
             rows = list(self._lexical(ask, offset=offset, limit=limit).hits)
         return HybridResult(rows=rows, counts=lexical_counts(lexical), strategy="lexical", notice=notice)
 
-    def _fused(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask, window: _Window,
+    def _fused(self, lexical: store_pb2.StoreSearchResponse, semantic: Semantic, ask: _Ask, window: _Window,
                notice: str) -> HybridResult:
         floor = self.floors.get(self._probe.model())
         if floor is None:  # no floor calibrated for this model: every candidate counts
@@ -255,7 +255,7 @@ class Retrieval:
         rows = matches[window.offset:window.offset + window.limit]
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
-    def _unfloored(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask, window: _Window,
+    def _unfloored(self, lexical: store_pb2.StoreSearchResponse, semantic: Semantic, ask: _Ask, window: _Window,
                    notice: str) -> HybridResult:
         lexical_rows = {ref_key(row.ref): row for row in lexical.hits}
         extras = [row for row in semantic.rows if ref_key(row.ref) not in lexical_rows]
@@ -274,7 +274,7 @@ class Retrieval:
                                count=missing, shown={ref_key(r.ref) for r in ranked}, slack=len(extras))
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
-    def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: _Semantic, ask: _Ask,
+    def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: Semantic, ask: _Ask,
                      depth: int, floor: RelevanceFloor | None = None) -> list[common_pb2.IndexRow]:
         by_key: dict[Hashable, common_pb2.IndexRow] = {ref_key(row.ref): row for row in semantic.rows}
         by_key.update({ref_key(row.ref): row for row in lexical.hits})  # the store's row carries bm25
@@ -288,7 +288,7 @@ class Retrieval:
         fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
         evidence: dict[Hashable, float] = {ref_key(row.ref): row.evidence for row in lexical.hits}
         fused = with_evidence(fused, evidence, self.fusion)
-        unjudged = {key for key in _not_yet_embedded(lexical, semantic) if evidence[key] >= UNEMBEDDED_EVIDENCE}
+        unjudged = {key for key in not_yet_embedded(lexical, semantic) if evidence[key] >= UNEMBEDDED_EVIDENCE}
         fused = above_floor(fused, floor, unjudged, placement, self.fusion, evidence=evidence)
         rows = []
         for item in fused:

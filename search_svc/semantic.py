@@ -54,7 +54,7 @@ class _Pending:
 
 
 @dataclass
-class _Semantic:
+class Semantic:
     """Hydrated vector neighbours (every filter applied), closest first."""
 
     rows: list[common_pb2.IndexRow] = field(default_factory=list)
@@ -63,7 +63,16 @@ class _Semantic:
     """What the index had not embedded when queried; None when unknown."""
 
 
-def _not_yet_embedded(lexical: store_pb2.StoreSearchResponse, semantic: _Semantic) -> set[Hashable]:
+@dataclass(frozen=True)
+class _Since:
+    """The index's state when it was queried: its watermark, and whether it had caught up with the
+    change feed then (known only from a Status reply; a query's trailer tells the watermark alone)."""
+
+    watermark: int
+    caught_up: bool = False
+
+
+def not_yet_embedded(lexical: store_pb2.StoreSearchResponse, semantic: Semantic) -> set[Hashable]:
     """Lexical matches the vector index had not embedded when it was queried: changed in the store
     after its watermark (semantic.pending). A record is findable lexically at once; the floor
     judges it once it is embedded. Without a known watermark (the feed could not be read), the
@@ -130,29 +139,33 @@ class VectorLeg:
         self._watermark_in_reply = True
 
     def neighbours(self, requests: list[vector_pb2.VectorQueryRequest],
-                   timeout: float) -> tuple[vector_pb2.VectorQueryResponse, int | vector_pb2.VectorStatusResponse]:
-        """The texts' neighbours as one list, and the watermark read before the first query (or the
-        Status asked for it). Vector calls only: their failures make the answer lexical."""
-        status = None
+                   timeout: float) -> tuple[vector_pb2.VectorQueryResponse, _Since]:
+        """The texts' neighbours as one list, and the index's state read before the first query
+        (from the replies' trailers, or a Status call). Vector calls only: their failures make the
+        answer lexical."""
+        since = None
         if not self._watermark_in_reply:
             # The watermark before the query: whatever it covers was in the index the query searched.
-            status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=timeout)
+            since = self._status(timeout)
         replies, watermarks = [], []
         for request in requests:
             reply, call = self.backend.vector.stub.Query.with_call(request, timeout=timeout)
             replies.append(reply)
             watermarks.append(self._from_trailer(call))
-        if status is None and None in watermarks:  # a vector_svc that does not send it (an older one)
+        if since is None and None in watermarks:  # a vector_svc that does not send it (an older one)
             self._watermark_in_reply = False
-            status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=timeout)
-        since = status if status is not None else min(w for w in watermarks if w is not None)
-        return _nearest(replies), since
+            since = self._status(timeout)
+        return _nearest(replies), since or _Since(min(w for w in watermarks if w is not None))
 
-    def complete(self, reply: vector_pb2.VectorQueryResponse, since: int | vector_pb2.VectorStatusResponse,
-                 filters: common_pb2.Filters) -> _Semantic:
+    def _status(self, timeout: float) -> _Since:
+        status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=timeout)
+        return _Since(status.watermark, caught_up=status.lag <= 0 and status.head_seq > 0)
+
+    def complete(self, reply: vector_pb2.VectorQueryResponse, since: _Since,
+                 filters: common_pb2.Filters) -> Semantic:
         """The neighbours hydrated (the store applies every filter) and the records pending then."""
         semantic = self._hydrate(reply, filters)
-        semantic.pending = self._pending(since) if isinstance(since, int) else self._pending_from_status(since)
+        semantic.pending = _Pending(frozenset(), {}) if since.caught_up else self._pending(since.watermark)
         return semantic
 
     def _from_trailer(self, call: Any) -> int | None:
@@ -163,20 +176,15 @@ class VectorLeg:
         value = trailer.get(INDEX_WATERMARK_KEY)
         return int(value) if value is not None else None
 
-    def _hydrate(self, reply: vector_pb2.VectorQueryResponse, filters: common_pb2.Filters) -> _Semantic:
+    def _hydrate(self, reply: vector_pb2.VectorQueryResponse, filters: common_pb2.Filters) -> Semantic:
         """The neighbours' rows, with every filter applied by the store, closest first."""
         hits = list(reply.hits)
         if not hits:
-            return _Semantic()
+            return Semantic()
         distance = {ref_key(hit.ref): hit.distance for hit in hits}
         rows = self.backend.store.stub.Hydrate(store_pb2.HydrateRequest(
             refs=[hit.ref for hit in hits], filters=filters)).rows
-        return _Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows])
-
-    def _pending_from_status(self, status: vector_pb2.VectorStatusResponse) -> _Pending | None:
-        if status.lag <= 0 and status.head_seq > 0:
-            return _Pending(frozenset(), {})
-        return self._pending(status.watermark)
+        return Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows])
 
     def _pending(self, watermark: int) -> _Pending | None:
         """The records changed after the index's watermark (None when the feed cannot be read here)."""
@@ -196,10 +204,10 @@ class VectorLeg:
 
     def _caught_up_or_unknown(self, err: MnemoError) -> _Pending | None:
         try:
-            status = self.backend.vector.stub.Status(vector_pb2.VectorStatusRequest(), timeout=1.0)
+            caught_up = self._status(timeout=1.0).caught_up
         except MnemoError:
-            status = None
-        if status is not None and status.lag <= 0 and status.head_seq > 0:
+            caught_up = False
+        if caught_up:
             return _Pending(frozenset(), {})
         log.info("change feed unreadable; judging new records by age", code=err.code)
         return None

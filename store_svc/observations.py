@@ -13,11 +13,11 @@ from mnemo.query import has_cjk
 from mnemo.v1 import common_pb2
 from mnemo.vocab import PROJECT_MAX_BYTES, TITLE_MAX_CHARS, TYPE_NAME_RE
 from store_svc import validate
-from store_svc.convert import to_json_list
+from store_svc.convert import timestamps, to_json_list
 from store_svc.dialect import Conn
 from store_svc.ids import ids_for
 from store_svc.sessions import ensure_memory_sessions
-from store_svc.writes import clean, content_hash, needs_full_clean, timestamps
+from store_svc.writes import clean, content_hash, needs_full_clean
 
 _OBS_COLUMNS = ("memory_session_id", "project", "text", "type", "title", "subtitle", "facts", "narrative",
                 "concepts", "files_read", "files_modified", "prompt_number", "discovery_tokens", "created_at",

@@ -72,8 +72,9 @@ def by_content(conn: Conn, content_session_id: str, platform: str = "", project:
                  lambda a, b: a["platform_source"] == b["platform_source"], remedy)
 
 
-def by_memory(conn: Conn, memory_session_id: str, project: str = "") -> Row | None:
-    return _pick(_memory_rows(conn, memory_session_id), project, "memory_session_id", lambda a, b: True)
+def _one_memory_id(a: Row, b: Row) -> bool:
+    """Sessions found by one memory id are that id's twins whatever their platform."""
+    return True
 
 
 def _memory_rows(conn: Conn, memory_session_id: str) -> list[Row]:
@@ -155,7 +156,7 @@ def ensure_memory_sessions(conn: Conn, records: Iterable[tuple[str, str, int]]) 
     chosen: dict[tuple[str, str], int | None] = {}
     for memory, project, _ in records:
         if (memory, project) not in chosen:
-            row = _pick(found[memory], project, "memory_session_id", lambda a, b: True)
+            row = _pick(found[memory], project, "memory_session_id", _one_memory_id)
             chosen[(memory, project)] = int(row["id"]) if row is not None else None
     return chosen
 
