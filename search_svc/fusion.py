@@ -189,7 +189,8 @@ def gate_for(fused: Sequence[Fused], floor: RelevanceFloor) -> float:
 
 def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Container[Key] = frozenset(),
                 placement: Mapping[Key, tuple[str, int]] | None = None,
-                params: FusionParams = DEFAULT_FUSION, evidence: Mapping[Key, float] | None = None) -> list[Fused]:
+                params: FusionParams = DEFAULT_FUSION, evidence: Mapping[Key, float] | None = None,
+                timeline: Timeline | None = None) -> list[Fused]:
     """The matches of a fused list: none when no record has evidence (`evidence`: key -> its
     lexical evidence) and the best stays under the gate, else those with evidence or reaching
     `keep`, in their order, and those the ranking puts above one of them through a neighbour: a
@@ -198,7 +199,8 @@ def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Cont
     is found through its neighbour, so its own relevance says little; one ranked below every
     match adds nothing to the answer. No floor: every candidate is a match. `unjudged`
     candidates (lexical matches the vector index has not embedded yet) are matches either way:
-    the floor needs their similarity, which nobody knows yet."""
+    the floor needs their similarity, which nobody knows yet. `timeline`: the candidates' (rank's),
+    read instead of placing them in time again."""
     if floor is None:
         return list(fused)
     evidence = evidence or {}
@@ -215,7 +217,9 @@ def above_floor(fused: list[Fused], floor: RelevanceFloor | None, unjudged: Cont
     lent: set[Key] = set()
     if lendable and params.context_weight > 0:
         anchors = {item.key for item, is_strong in zip(fused, strong, strict=True) if is_strong}
-        lent = lendable & _beside(anchors, [f.key for f in fused], placement or {}, params)
+        if timeline is None:
+            timeline = Timeline(*_timeline([f.key for f in fused], placement or {}))
+        lent = lendable & _beside(anchors, timeline, params)
     return [item for item, is_own in zip(fused, own, strict=True) if is_own or item.key in unjudged or item.key in lent]
 
 
@@ -233,14 +237,7 @@ def fuse(
     """
     lex = _first_occurrences(lexical)
     vec = _first_occurrences(vector)
-    if params.method == "rrf":
-        contributions = _rrf(lex, vec, params)
-    elif params.method == "score":
-        contributions = _score(lex, vec, params)
-    elif params.method == "zscore":
-        contributions = _zscore(lex, vec, params, lexical_depth)
-    else:
-        raise ValueError(f"unknown fusion method {params.method!r}")
+    contributions = _contributions(lex, vec, params, lexical_depth)
     lex_rank = {key: i + 1 for i, (key, _) in enumerate(lex)}
     vec_rank = {key: i + 1 for i, (key, _) in enumerate(vec)}
     bm25 = dict(lex)
@@ -249,6 +246,16 @@ def fuse(
                    similarity.get(key)) for key, score in contributions.items()]
     _order(fused)
     return fused
+
+
+def _contributions(lex: Ranking, vec: Ranking, params: FusionParams, lexical_depth: int) -> dict[Key, float]:
+    if params.method == "rrf":
+        return _rrf(lex, vec, params)
+    if params.method == "score":
+        return _score(lex, vec, params)
+    if params.method == "zscore":
+        return _zscore(lex, vec, params, lexical_depth)
+    raise ValueError(f"unknown fusion method {params.method!r}")
 
 
 def _order(fused: list[Fused]) -> None:
@@ -263,20 +270,42 @@ def with_context(fused: list[Fused], placement: Mapping[Key, tuple[str, int]],
         return list(fused)
     base = {f.key: f.score for f in fused}
     timeline, places = _timeline(base, placement)
-    scores = [base[key] for key in timeline]
+    bonus = _context_bonus(timeline, places, [base[key] for key in timeline], params)
+    out = [_raised(f, bonus.get(f.key, 0.0)) for f in fused]
+    _order(out)
+    return out
+
+
+def _context_bonus(timeline: list[Key], places: list[tuple[str, int]], scores: list[float],
+                   params: FusionParams) -> dict[Key, float]:
+    """What each record of `timeline` (its `places`, its `scores`) gains from its time-neighbours."""
+    window, reach, count = params.context_window_ms, params.context_reach, len(timeline)
     bonus: dict[Key, float] = {}
     for i, key in enumerate(timeline):
+        project, epoch = places[i]
         gained = 0.0
-        for step in range(1, params.context_reach + 1):
-            near = [scores[j] for j in (i - step, i + step) if _near(places, i, j, params.context_window_ms)]
+        for step in range(1, reach + 1):
+            near = []
+            for j in (i - step, i + step):  # _near, inlined: this runs for every candidate of every search
+                if 0 <= j < count:
+                    other_project, other_epoch = places[j]
+                    if other_project == project and abs(other_epoch - epoch) <= window:
+                        near.append(scores[j])
             if step == 1 and not near:
                 break  # no direct neighbour: the record stands alone in time
             gained += max(near, default=0.0) / step  # a neighbour further away counts less
         if gained:
             bonus[key] = params.context_weight * gained
-    out = [_raised(f, bonus.get(f.key, 0.0)) for f in fused]
-    _order(out)
-    return out
+    return bonus
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Candidates placed in time (project, then epoch; ties by key) and their places: what
+    with_context and above_floor's neighbours read, computed once by `rank`."""
+
+    keys: list[Key]
+    places: list[tuple[str, int]]
 
 
 def with_period_bonus(fused: list[Fused], placement: Mapping[Key, tuple[str, int]], periods: Sequence[Period],
@@ -351,15 +380,14 @@ def _timeline(keys: Iterable[Key], placement: Mapping[Key, tuple[str, int]]) -> 
     return timeline, [placement[key] for key in timeline]
 
 
-def _beside(anchors: set[Key], keys: Iterable[Key], placement: Mapping[Key, tuple[str, int]],
-            params: FusionParams) -> set[Key]:
-    """The `keys` within params.context_reach steps in time of an anchor (same project, at most
-    params.context_window_ms apart), as with_context sees them."""
-    timeline, places = _timeline(keys, placement)
+def _beside(anchors: set[Key], timeline: Timeline, params: FusionParams) -> set[Key]:
+    """The keys of `timeline` within params.context_reach steps in time of an anchor (same project,
+    at most params.context_window_ms apart), as with_context sees them."""
+    keys, places = timeline.keys, timeline.places
     near: set[Key] = set()
-    for i, key in enumerate(timeline):
+    for i, key in enumerate(keys):
         if key in anchors:
-            near.update(timeline[j] for j in range(i - params.context_reach, i + params.context_reach + 1)
+            near.update(keys[j] for j in range(i - params.context_reach, i + params.context_reach + 1)
                         if j != i and _near(places, i, j, params.context_window_ms))
     return near
 

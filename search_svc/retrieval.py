@@ -48,14 +48,9 @@ from search_svc.fusion import (
     FusionParams,
     RelevanceFloor,
     above_floor,
-    fuse,
-    with_context,
-    with_evidence,
-    with_period_bonus,
-    with_question_penalty,
-    with_specificity,
 )
 from search_svc.periods import named_periods
+from search_svc.ranking import rank
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, search_args
 from search_svc.semantic import Key, Semantic, VectorLeg, VectorProbe, not_yet_embedded, ref_key
@@ -247,12 +242,14 @@ class Retrieval:
         # cannot say "nothing matched". Outcome: only matches are ranked, paged and counted.
         matches = self._rank_fusion(lexical, semantic, ask, window.depth, floor)
         if ask.order != common_pb2.ORDER_RELEVANCE:
-            matches = sort_by_date(matches, newest_first=ask.order == common_pb2.ORDER_DATE_DESC)
+            newest_first = ask.order == common_pb2.ORDER_DATE_DESC
+            matches = sorted(matches, key=lambda m: (m[0].created_at_epoch, m[0].ref.kind, m[0].ref.id),
+                             reverse=newest_first)  # sort_by_date's order (the keys are unique)
         counts = search_pb2.SearchCounts()
-        for row in matches:
+        for row, _ in matches:
             counts.total += 1
             _bump_kind(counts, row.ref.kind)
-        rows = matches[window.offset:window.offset + window.limit]
+        rows = _scored(matches[window.offset:window.offset + window.limit])
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
     def _unfloored(self, lexical: store_pb2.StoreSearchResponse, semantic: Semantic, ask: _Ask, window: _Window,
@@ -264,10 +261,12 @@ class Retrieval:
             counts.total += 1
             _bump_kind(counts, row.ref.kind)
         if ask.order == common_pb2.ORDER_RELEVANCE:
-            ranked = self._rank_fusion(lexical, semantic, ask, window.depth)
+            scored = self._rank_fusion(lexical, semantic, ask, window.depth)
+            ranked = [row for row, _ in scored]
+            rows = _scored(scored[window.offset:window.offset + window.limit])
         else:
             ranked = sort_by_date([*lexical.hits, *extras], newest_first=ask.order == common_pb2.ORDER_DATE_DESC)
-        rows = ranked[window.offset:window.offset + window.limit]
+            rows = ranked[window.offset:window.offset + window.limit]
         missing = window.limit - len(rows)
         if missing > 0 and lexical.total > len(lexical.hits):
             rows += self._tail(ask, start=len(lexical.hits) + max(0, window.offset - len(ranked)),
@@ -275,28 +274,25 @@ class Retrieval:
         return HybridResult(rows=rows, counts=counts, strategy="hybrid", notice=notice)
 
     def _rank_fusion(self, lexical: store_pb2.StoreSearchResponse, semantic: Semantic, ask: _Ask,
-                     depth: int, floor: RelevanceFloor | None = None) -> list[common_pb2.IndexRow]:
-        by_key: dict[Hashable, common_pb2.IndexRow] = {ref_key(row.ref): row for row in semantic.rows}
-        by_key.update({ref_key(row.ref): row for row in lexical.hits})  # the store's row carries bm25
-        fused = fuse([(ref_key(r.ref), r.score) for r in lexical.hits],
-                     [(ref_key(r.ref), d) for r, d in zip(semantic.rows, semantic.distances, strict=True)],
-                     self.fusion, lexical_depth=depth)
+                     depth: int, floor: RelevanceFloor | None = None) -> list[tuple[common_pb2.IndexRow, float]]:
+        """The fused candidates (the matches under `floor`), best first: each source row (the store's,
+        not a copy) with its fused score; _scored copies only the rows a reply shows."""
+        lexical_keys = [ref_key(row.ref) for row in lexical.hits]
+        vector_keys = [ref_key(row.ref) for row in semantic.rows]
+        by_key: dict[Hashable, common_pb2.IndexRow] = dict(zip(vector_keys, semantic.rows, strict=True))
+        by_key.update(zip(lexical_keys, lexical.hits, strict=True))  # the store's row carries bm25
         placement = {key: (row.project, row.created_at_epoch) for key, row in by_key.items()}
-        fused = with_context(fused, placement, self.fusion)
-        fused = with_period_bonus(fused, placement, named_periods(ask.query), self.fusion)
-        fused = with_question_penalty(fused, {key for key, row in by_key.items() if row.asks}, self.fusion)
-        fused = with_specificity(fused, {key: row.specificity for key, row in by_key.items()}, self.fusion)
-        evidence: dict[Hashable, float] = {ref_key(row.ref): row.evidence for row in lexical.hits}
-        fused = with_evidence(fused, evidence, self.fusion)
+        evidence: dict[Hashable, float] = {key: row.evidence
+                                           for key, row in zip(lexical_keys, lexical.hits, strict=True)}
+        fused, timeline = rank(
+            [(key, row.score) for key, row in zip(lexical_keys, lexical.hits, strict=True)],
+            list(zip(vector_keys, semantic.distances, strict=True)), self.fusion, lexical_depth=depth,
+            placement=placement, periods=named_periods(ask.query),
+            asking={key for key, row in by_key.items() if row.asks},
+            specificity={key: row.specificity for key, row in by_key.items()}, evidence=evidence)
         unjudged = {key for key in not_yet_embedded(lexical, semantic) if evidence[key] >= UNEMBEDDED_EVIDENCE}
-        fused = above_floor(fused, floor, unjudged, placement, self.fusion, evidence=evidence)
-        rows = []
-        for item in fused:
-            row = common_pb2.IndexRow()
-            row.CopyFrom(by_key[item.key])
-            row.score = item.score
-            rows.append(row)
-        return rows
+        fused = above_floor(fused, floor, unjudged, placement, self.fusion, evidence=evidence, timeline=timeline)
+        return [(by_key[item.key], item.score) for item in fused]
 
     def _tail(self, ask: _Ask, *, start: int, count: int, shown: set[Key], slack: int) -> list[common_pb2.IndexRow]:
         """Rows past the fused window: the next lexical matches, skipping records already shown."""
@@ -345,6 +341,17 @@ def _bump_kind(counts: search_pb2.SearchCounts, kind: int) -> None:
         counts.summaries += 1
     elif kind == common_pb2.DOC_KIND_PROMPT:
         counts.prompts += 1
+
+
+def _scored(matches: Iterable[tuple[common_pb2.IndexRow, float]]) -> list[common_pb2.IndexRow]:
+    """Copies of the rows with their fused scores."""
+    rows = []
+    for source, score in matches:
+        row = common_pb2.IndexRow()
+        row.CopyFrom(source)
+        row.score = score
+        rows.append(row)
+    return rows
 
 
 def sort_by_date(rows: Iterable[common_pb2.IndexRow], *, newest_first: bool) -> list[common_pb2.IndexRow]:

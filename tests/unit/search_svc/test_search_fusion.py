@@ -267,3 +267,48 @@ def test_the_calibrated_floor_judges_a_record_alike_however_it_was_saved():
         narrative_only = fuse([("a", 3.0)], [("a", 0.6)])
         with_a_title = fuse([("a", 24.0)], [("a", 0.6)])
         assert relevance(narrative_only, floor) == relevance(with_a_title, floor)
+
+
+def _chained(lexical, vector, params, depth, placement, periods, asking, specificity, evidence, floor):
+    from search_svc.fusion import above_floor, with_evidence, with_period_bonus
+
+    fused = fuse(lexical, vector, params, lexical_depth=depth)
+    fused = with_context(fused, placement, params)
+    fused = with_period_bonus(fused, placement, periods, params)
+    fused = with_question_penalty(fused, asking, params)
+    fused = with_specificity(fused, specificity, params)
+    fused = with_evidence(fused, evidence, params)
+    return above_floor(fused, floor, frozenset(), placement, params, evidence=evidence)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_rank_is_the_chain_of_steps_to_the_bit(seed):
+    """rank (search_svc's path: one score per key, one sort) gives what fuse and the with_* steps
+    give one after the other: the same keys in the same order with the same scores, ties included."""
+    import random
+
+    from search_svc.fusion import DEFAULT_FUSION, RelevanceFloor, above_floor
+    from search_svc.periods import named_periods
+    from search_svc.ranking import rank
+
+    rng = random.Random(seed)
+    pool = [(rng.choice((0, 1, 2)), i) for i in range(rng.randrange(0, 80))]
+    lexical = [(k, rng.choice((0.0, 1.0, rng.random() * 20)))
+               for k in rng.sample(pool, rng.randrange(0, len(pool) + 1))]
+    lexical.sort(key=lambda kv: -kv[1])
+    vector = sorted(((k, rng.choice((0.5, rng.random()))) for k in rng.sample(pool, rng.randrange(0, len(pool) + 1))),
+                    key=lambda kv: kv[1])
+    day = 1_707_868_800_000  # 14 February 2024, UTC
+    placement = {k: (rng.choice(("p", "q")), day + rng.randrange(0, 3) * 86_400_000 + rng.randrange(0, 900_000))
+                 for k in pool if rng.random() < 0.9}
+    periods = named_periods("what happened on 14 February, 2024") if seed % 2 else []
+    asking = {k for k in pool if rng.random() < 0.2}
+    specificity = {k: rng.choice((0.0, 2.0, rng.random() * 5)) for k in pool}
+    evidence = {k: rng.choice((0.0, 0.5, 1.0)) for k, _ in lexical}
+    params = DEFAULT_FUSION if seed % 3 else FusionParams(method="rrf", context_weight=0.2, question_penalty=0.5)
+    floor = RelevanceFloor(gate=0.6, keep=0.4, evidence=1.0, wordless_gate=0.5) if seed % 4 else None
+    want = _chained(lexical, vector, params, 100, placement, periods, asking, specificity, evidence, floor)
+    fused, timeline = rank(lexical, vector, params, lexical_depth=100, placement=placement, periods=periods,
+                           asking=asking, specificity=specificity, evidence=evidence)
+    got = above_floor(fused, floor, frozenset(), placement, params, evidence=evidence, timeline=timeline)
+    assert got == want
