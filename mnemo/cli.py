@@ -159,14 +159,7 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
         text = USER_COMMANDS.get(name) or INTERNAL_COMMANDS[name]
         return sub.add_parser(name, prog=f"mnemo {name}", description=text[:1].upper() + text[1:] + ".")
 
-    serve = command("serve")
-    serve.add_argument("service", choices=["store", "vector", "search"])
-    serve.add_argument("--listen", default=None, help="unix:PATH or HOST:PORT (port 0 = any free port)")
-    serve.add_argument("--user-tokens", action="store_true", default=None,
-                       help="also accept per-user tokens (`mnemo server token add`); needs auth_token")
-    serve.add_argument("--insecure-no-auth", action="store_true", default=None,
-                       help="UNSAFE: serve loopback TCP without a token (any local user can read and write)")
-    _add_setting_flags(serve)
+    _add_serve_arguments(command("serve"))
 
     for name in ("mcp", "down", "status", "supervise", "reindex"):
         _add_setting_flags(command(name))
@@ -223,6 +216,16 @@ def build_parser(show_all: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
+def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("service", choices=["store", "vector", "search"])
+    serve.add_argument("--listen", default=None, help="unix:PATH or HOST:PORT (port 0 = any free port)")
+    serve.add_argument("--user-tokens", action="store_true", default=None,
+                       help="also accept per-user tokens (`mnemo server token add`); needs auth_token")
+    serve.add_argument("--insecure-no-auth", action="store_true", default=None,
+                       help="UNSAFE: serve loopback TCP without a token (any local user can read and write)")
+    _add_setting_flags(serve)
+
+
 def port_number(text: str) -> int:
     """A TCP port for `--port` (0 = any free one), refused when out of range."""
     try:
@@ -262,10 +265,16 @@ def _hook_parser() -> argparse.ArgumentParser:
 
 def _lean_parser(name: str) -> argparse.ArgumentParser:
     """One command's parser alone, for the commands that must not import every terminal command:
-    `mcp` (a host times its start) and `supervise` (it stays up, idle included; the full parser
-    imports the viewer's gRPC client, about 20 MiB the supervisor never uses)."""
-    parser = argparse.ArgumentParser(prog=f"mnemo {name}", description=INTERNAL_COMMANDS[name])
-    _add_setting_flags(parser)
+    `mcp` (a host times its start), `supervise` and `serve` (they stay up, idle included; the full
+    parser imports the viewer's gRPC client, about 20 MiB the supervisor never uses, and
+    importlib.metadata for --version: 1-2 MiB more in each service)."""
+    text = INTERNAL_COMMANDS[name]
+    if name == "serve":  # as build_parser's subparser describes it, so help and errors read the same
+        parser = argparse.ArgumentParser(prog=f"mnemo {name}", description=text[:1].upper() + text[1:] + ".")
+        _add_serve_arguments(parser)
+    else:
+        parser = argparse.ArgumentParser(prog=f"mnemo {name}", description=text)
+        _add_setting_flags(parser)
     parser.set_defaults(command=name)
     return parser
 
@@ -303,13 +312,40 @@ def _skip_pretty_printing() -> None:
     sys.modules.setdefault("rich", None)  # type: ignore[arg-type]
 
 
+# The processes that stay up beside the stack and never speak TLS through Python's ssl module (gRPC
+# has its own TLS; SQLite, hashlib's sha256 and hmac need no OpenSSL): `mnemo mcp` and the store and
+# search services. vector_svc is left out: chromadb's HTTP client (chroma_url) uses ssl.
+_NO_OPENSSL = (["mcp"], ["serve", "store"], ["serve", "search"])
+
+
+def _skip_openssl(argv: list[str]) -> None:
+    """asyncio (which grpc imports) loads `ssl`, and hashlib and hmac `_hashlib`: both map OpenSSL's
+    libcrypto, 4.6 MiB RSS in each process that none of these uses. Import asyncio, hashlib and hmac
+    while both read as absent, so they take their documented fallbacks (asyncio without TLS
+    transports, hashlib's built-in sha256, hmac's pure-Python HMAC and _operator's compare_digest);
+    then lift the block, so a later `import ssl` still works as usual (it loads libcrypto then)."""
+    if not any(argv[: len(prefix)] == prefix for prefix in _NO_OPENSSL):
+        return
+    blocked = [name for name in ("ssl", "_ssl", "_hashlib") if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        import asyncio  # noqa: F401
+        import hashlib  # noqa: F401
+        import hmac  # noqa: F401
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     """The command line as argparse reads it, with the conventions people expect: bare
     `mnemo` shows the help, `--help-all` shows the settings flags too, and an unknown flag
     is reported with the usage of the command it was given to (not the top level's)."""
-    if argv[:1] in (["mcp"], ["supervise"]):  # the full parser imports every terminal command
-        return _lean_parser(argv[0]).parse_args(argv[1:])
     show_all = HELP_ALL in argv
+    if argv[:1] in (["mcp"], ["supervise"]) or (argv[:1] == ["serve"] and not show_all):
+        return _lean_parser(argv[0]).parse_args(argv[1:])  # the full parser imports every terminal command
     parser = build_parser(show_all)
     if not argv:
         parser.print_help()
@@ -328,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.umask(PRIVATE_UMASK)
     _skip_pretty_printing()
     argv = list(sys.argv[1:] if argv is None else argv)
+    _skip_openssl(argv)
     if argv[:1] == ["hook"]:
         return run_hook(argv[1:])
     args = parse(argv)

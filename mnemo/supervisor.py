@@ -259,7 +259,8 @@ def run(settings: Settings, args: Any) -> int:
 
     ensure_private_dirs(settings)
     configure_logging(settings.log_level, settings.log_file or settings.logs_dir / "supervisor.log",
-                      service="supervisor", max_bytes=settings.log_max_bytes, backups=settings.log_backups)
+                      service="supervisor", max_bytes=settings.log_max_bytes, backups=settings.log_backups,
+                      lean=True)  # it stays up idle: no structlog (mnemo.logs._LeanLogger)
     tighten(settings)  # an existing home made private before any service opens its files
     received: list[int] = []
 

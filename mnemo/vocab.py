@@ -14,7 +14,6 @@ also matches before a trailing newline.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -103,6 +102,8 @@ def default_session_ids(project: str) -> tuple[str, str]:
     too long for a session id) and `events-<project>` (cut to the bound)."""
     manual = f"manual-{project}"
     if len(manual) > SESSION_ID_MAX_CHARS:
+        import hashlib  # here: OpenSSL's libcrypto is 3.6 MiB of the supervisor, which imports this module
+
         manual = "manual-" + hashlib.sha256(project.encode("utf-8")).hexdigest()[:32]
     return manual, f"events-{project}"[:SESSION_ID_MAX_CHARS]
 

@@ -57,3 +57,50 @@ def test_configure_logging_writes_json_lines_to_a_capped_file(tmp_path):
     assert os.path.getsize(path) <= 4096 and (path.parent / "svc.log.1").exists()
     last = json.loads(path.read_text().splitlines()[-1])
     assert last["event"] == "event_line" and last["n"] == 199 and last["service"] == "svc"
+
+
+LEAN_SCRIPT = r'''
+import logging, sys
+from pathlib import Path
+from mnemo.logs import configure_logging, get_logger
+configure_logging(sys.argv[2], sys.argv[1], service="supervisor", lean=sys.argv[3] == "lean")
+log = get_logger("x")
+class Odd:
+    def __repr__(self): return "<odd>"
+log.info("plain")
+log.info("with_kw", a=1, b="two", c=[1, 2], d=None, e=Odd(), g=b"bytes", path=Path("/x"), t="日本 \u2028")
+log.warning("warned", service="override")
+log.warn("warned2")
+log.debug("dbg", x=1)
+log.error("err %s and %d", "a", 3)
+log.info("no_exception", exc_info=True)
+try:
+    1 / 0
+except ZeroDivisionError as err:
+    log.error("boom", exc_info=err)
+    log.exception("boom2", k=1)
+    log.error("boom3", exc_info=sys.exc_info())
+log.critical("crit")
+logging.getLogger("lib").warning("stdlib %s", "arg")
+logging.getLogger("lib").info("stdlib info")
+'''
+
+
+@pytest.mark.parametrize("level", ["debug", "info", "warning"])
+def test_the_lean_logger_writes_what_structlog_writes(tmp_path, level):
+    """The supervisor and the gateway log without importing structlog (mnemo.logs._LeanLogger):
+    their lines are the ones configure_logging's structlog chain writes, timestamps aside."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    lines = {}
+    for mode in ("structlog", "lean"):
+        path = tmp_path / f"{mode}.log"
+        done = subprocess.run([sys.executable, "-c", LEAN_SCRIPT, str(path), level, mode],
+                              cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        lines[mode] = re.sub(r'"timestamp": "[0-9T:.-]+Z"', '"timestamp": "T"', path.read_text())
+    assert lines["lean"] == lines["structlog"]
+    assert '"exception": "Traceback' in lines["lean"]
