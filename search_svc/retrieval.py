@@ -53,7 +53,7 @@ from search_svc.periods import named_periods
 from search_svc.ranking import rank
 from search_svc.render import Renderer, ReplyContext
 from search_svc.requests import describe_filters, search_args
-from search_svc.semantic import Key, LexicalRows, Semantic, VectorLeg, VectorProbe, not_yet_embedded, ref_key
+from search_svc.semantic import Key, Semantic, VectorLeg, VectorProbe, not_yet_embedded, ref_key
 
 log = get_logger(__name__)
 
@@ -151,16 +151,13 @@ class Retrieval:
             return self._listing(filters, limit, offset, order)
         ask = _Ask(query, filters, order, operators)
         semantic_texts, notice = _semantic_query(query, operators)
-        lexical_rows = LexicalRows()
-        pending = (self._start_semantic(semantic_texts, filters, lexical_rows)
-                   if semantic_texts and self._vector_on else None)
+        pending = self._start_semantic(semantic_texts, filters) if semantic_texts and self._vector_on else None
         if pending is None:  # nothing to fuse with: the store ranks, pages and counts on its own
             lexical = self._lexical(ask, offset=offset, limit=limit)
             return HybridResult(rows=list(lexical.hits), counts=lexical_counts(lexical), strategy="lexical",
                                 notice=notice)
         depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
         lexical = self._lexical(ask, offset=0, limit=depth)
-        lexical_rows.put(lexical.hits)  # the vector worker, if not hydrating yet, skips these
         semantic, vector_notice = self._finish_semantic(pending, filters)
         notice = notice or vector_notice
         if semantic is None:
@@ -195,23 +192,22 @@ class Retrieval:
             page=common_pb2.Page(limit=limit, offset=offset)))
 
     # The vector query runs on a worker thread while the lexical query runs on this one.
-    def _start_semantic(self, texts: tuple[str, ...], filters: common_pb2.Filters,
-                        lexical: LexicalRows) -> Future[_VectorReply]:
+    def _start_semantic(self, texts: tuple[str, ...], filters: common_pb2.Filters) -> Future[_VectorReply]:
         limit = VECTOR_DEPTH_POSTFILTERED if (filters.concepts or filters.files) else VECTOR_DEPTH
         requests = [vector_pb2.VectorQueryRequest(text=text, filters=vector_filters(filters), limit=limit)
                     for text in texts]
         timeout = min(self.backend.vector.timeout, VECTOR_TIMEOUT_S)
         context = contextvars.copy_context()  # carries the caller's deadline to the worker thread
-        return self._pool.submit(context.run, self._query_vector, requests, timeout, filters, lexical)
+        return self._pool.submit(context.run, self._query_vector, requests, timeout, filters)
 
     def _query_vector(self, requests: list[vector_pb2.VectorQueryRequest], timeout: float,
-                      filters: common_pb2.Filters, lexical: LexicalRows) -> _VectorReply:
+                      filters: common_pb2.Filters) -> _VectorReply:
         try:
             reply, since = self._leg.neighbours(requests, timeout)
         except _VECTOR_FAILURES as err:
             return err
         # Hydrated here, on the worker: the store round trips overlap the lexical query still running.
-        return reply, self._leg.complete(reply, since, filters, lexical)
+        return reply, self._leg.complete(reply, since, filters)
 
     def _finish_semantic(self, pending: Future[_VectorReply],
                          filters: common_pb2.Filters) -> tuple[Semantic | None, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,22 +70,6 @@ class _Since:
 
     watermark: int
     caught_up: bool = False
-
-
-class LexicalRows:
-    """The lexical leg's rows, once its reply is in: handed from the caller's thread to the vector
-    worker, which then hydrates only the neighbours the lexical leg did not return (the same rows
-    under the same filters: only their specificity was computed twice). Not waited for: when the
-    neighbours come first, every one is hydrated, as before."""
-
-    def __init__(self) -> None:
-        self._rows: Mapping[Key, common_pb2.IndexRow] | None = None
-
-    def put(self, rows: Iterable[common_pb2.IndexRow]) -> None:
-        self._rows = {ref_key(row.ref): row for row in rows}  # one assignment: seen whole or not at all
-
-    def get(self) -> Mapping[Key, common_pb2.IndexRow]:
-        return self._rows or {}
 
 
 def not_yet_embedded(lexical: store_pb2.StoreSearchResponse, semantic: Semantic) -> set[Hashable]:
@@ -178,10 +162,9 @@ class VectorLeg:
         return _Since(status.watermark, caught_up=status.lag <= 0 and status.head_seq > 0)
 
     def complete(self, reply: vector_pb2.VectorQueryResponse, since: _Since,
-                 filters: common_pb2.Filters, lexical: LexicalRows | None = None) -> Semantic:
-        """The neighbours hydrated (the store applies every filter; a neighbour among the `lexical`
-        rows already in is that row) and the records pending then."""
-        semantic = self._hydrate(reply, filters, lexical.get() if lexical is not None else {})
+                 filters: common_pb2.Filters) -> Semantic:
+        """The neighbours hydrated (the store applies every filter) and the records pending then."""
+        semantic = self._hydrate(reply, filters)
         semantic.pending = _Pending(frozenset(), {}) if since.caught_up else self._pending(since.watermark)
         return semantic
 
@@ -193,26 +176,15 @@ class VectorLeg:
         value = trailer.get(INDEX_WATERMARK_KEY)
         return int(value) if value is not None else None
 
-    def _hydrate(self, reply: vector_pb2.VectorQueryResponse, filters: common_pb2.Filters,
-                 known: Mapping[Key, common_pb2.IndexRow]) -> Semantic:
-        """The neighbours' rows, with every filter applied by the store, closest first. `known`: rows
-        of some of them under the same filters (the lexical leg's), not asked for again."""
+    def _hydrate(self, reply: vector_pb2.VectorQueryResponse, filters: common_pb2.Filters) -> Semantic:
+        """The neighbours' rows, with every filter applied by the store, closest first."""
         hits = list(reply.hits)
         if not hits:
             return Semantic()
-        keys = [ref_key(hit.ref) for hit in hits]
-        asked = [hit.ref for hit, key in zip(hits, keys, strict=True) if key not in known]
-        hydrated = {ref_key(row.ref): row for row in self.backend.store.stub.Hydrate(store_pb2.HydrateRequest(
-            refs=asked, filters=filters)).rows} if asked else {}
-        semantic = Semantic()
-        for hit, key in zip(hits, keys, strict=True):
-            row = known.get(key)
-            if row is None:
-                row = hydrated.get(key)
-            if row is not None:  # None: a filter dropped it
-                semantic.rows.append(row)
-                semantic.distances.append(hit.distance)
-        return semantic
+        distance = {ref_key(hit.ref): hit.distance for hit in hits}
+        rows = self.backend.store.stub.Hydrate(store_pb2.HydrateRequest(
+            refs=[hit.ref for hit in hits], filters=filters)).rows
+        return Semantic(rows=list(rows), distances=[distance[ref_key(row.ref)] for row in rows])
 
     def _pending(self, watermark: int) -> _Pending | None:
         """The records changed after the index's watermark (None when the feed cannot be read here)."""

@@ -88,28 +88,3 @@ def test_a_vector_svc_that_sends_no_watermark_is_asked_for_status_and_then_befor
     second = _search(leg)
     assert stubs.calls == ["Status", "Query", "Hydrate", "ReadChanges after 7"]
     assert first.pending == second.pending == _Pending(frozenset({(OBS, 5), (OBS, 6)}), {})
-
-
-def test_neighbours_the_lexical_leg_returned_are_not_hydrated_again():
-    """The lexical rows already in stand for those neighbours (same filters); only the others are
-    hydrated, and the rows keep the neighbours' order and distances. None in yet: all hydrated."""
-    from search_svc.semantic import LexicalRows
-
-    stubs = _Stubs(((INDEX_WATERMARK_KEY, "7"),))
-    hydrated: list[list[int]] = []
-
-    def hydrate(request: store_pb2.HydrateRequest) -> store_pb2.HydrateResponse:
-        hydrated.append([ref.id for ref in request.refs])
-        return store_pb2.HydrateResponse(rows=[common_pb2.IndexRow(ref=ref) for ref in request.refs if ref.id != 4])
-
-    stubs.Hydrate = hydrate  # type: ignore[method-assign]
-    leg, _ = _leg(stubs)
-    reply = vector_pb2.VectorQueryResponse(hits=[vector_pb2.VectorHit(ref=common_pb2.Ref(kind=OBS, id=i),
-                                                                      distance=i / 10) for i in (3, 1, 4, 2)])
-    lexical = LexicalRows()
-    assert [r.ref.id for r in leg._hydrate(reply, common_pb2.Filters(), lexical.get()).rows] == [3, 1, 2]
-    lexical.put([common_pb2.IndexRow(ref=common_pb2.Ref(kind=OBS, id=i), score=9.0) for i in (2, 3, 8)])
-    semantic = leg._hydrate(reply, common_pb2.Filters(), lexical.get())
-    assert hydrated == [[3, 1, 4, 2], [1, 4]]
-    assert [(r.ref.id, r.score) for r in semantic.rows] == [(3, 9.0), (1, 0.0), (2, 9.0)]
-    assert semantic.distances == [0.3, 0.1, 0.2]
