@@ -167,6 +167,9 @@ _MINILM_FLOOR = RelevanceFloor(gate=0.458, keep=0.295, bm25_weight=0.0, evidence
 CALIBRATED_FLOORS: dict[str, RelevanceFloor] = {
     "all-MiniLM-L6-v2-onnx-int8": _MINILM_FLOOR,
     "all-MiniLM-L6-v2": _MINILM_FLOOR,  # the fp32 vectors are within cosine 0.001 of the int8 ones
+    # The opt-in int8-MatMul vectors (cosine ~0.99 of fp32): the dev split's cross-validation on
+    # them chose gate 0.459, wordless_gate 0.431, keep 0.294 (docs/vector.md, "Int8 MatMuls").
+    "all-MiniLM-L6-v2-onnx-int8-qmatmul": _MINILM_FLOOR,
 }
 # Evidence never short of 1 by rounding: a share of sums of floats.
 _EVIDENCE_SLACK = 1e-9

@@ -312,3 +312,13 @@ def test_rank_is_the_chain_of_steps_to_the_bit(seed):
                            asking=asking, specificity=specificity, evidence=evidence)
     got = above_floor(fused, floor, frozenset(), placement, params, evidence=evidence, timeline=timeline)
     assert got == want
+
+
+def test_every_model_embedder_has_a_calibrated_floor():
+    """An embedder whose model has no floor would make every candidate a match ("nothing found"
+    never again); only the hash embedder, which answers no paraphrase, goes without one."""
+    from search_svc.fusion import CALIBRATED_FLOORS
+    from vector_svc.embedders import EMBEDDERS, HashEmbedder
+
+    models = {factory.model for key, factory in EMBEDDERS.items() if key != HashEmbedder.key}
+    assert models and models <= set(CALIBRATED_FLOORS)
