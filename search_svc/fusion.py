@@ -274,9 +274,7 @@ def with_context(fused: list[Fused], placement: Mapping[Key, tuple[str, int]],
     base = {f.key: f.score for f in fused}
     timeline, places = _timeline(base, placement)
     bonus = _context_bonus(timeline, places, [base[key] for key in timeline], params)
-    out = [_raised(f, bonus.get(f.key, 0.0)) for f in fused]
-    _order(out)
-    return out
+    return _with_gains(fused, bonus)
 
 
 def _context_bonus(timeline: list[Key], places: list[tuple[str, int]], scores: list[float],
@@ -316,12 +314,15 @@ def with_period_bonus(fused: list[Fused], placement: Mapping[Key, tuple[str, int
     """Candidates written in a period the query names ("on 14 February, 2024") gain params.period_bonus.
     `placement`: key -> (project, created_at epoch ms), as for with_context. Returns a new ranking;
     the input is left as it is."""
+    return _with_gains(fused, period_gains([f.key for f in fused], placement, periods, params))
+
+
+def period_gains(keys: Iterable[Key], placement: Mapping[Key, tuple[str, int]], periods: Sequence[Period],
+                 params: FusionParams) -> dict[Key, float]:
     if params.period_bonus <= 0 or not periods:
-        return list(fused)
-    out = [_raised(f, params.period_bonus)
-           if f.key in placement and any(p.contains(placement[f.key][1]) for p in periods) else f for f in fused]
-    _order(out)
-    return out
+        return {}
+    return {key: params.period_bonus for key in keys
+            if key in placement and any(p.contains(placement[key][1]) for p in periods)}
 
 
 def with_question_penalty(fused: list[Fused], asking: Container[Key],
@@ -330,11 +331,13 @@ def with_question_penalty(fused: list[Fused], asking: Container[Key],
     A question shares the words of a query about it, but the record that answers it holds what
     the query is after. Applied after temporal context, so a question still lifts its
     neighbours (the answer that follows it) by its full score. Returns a new ranking."""
+    return _with_gains(fused, question_gains([f.key for f in fused], asking, params))
+
+
+def question_gains(keys: Iterable[Key], asking: Container[Key], params: FusionParams) -> dict[Key, float]:
     if params.question_penalty <= 0:
-        return list(fused)
-    out = [_raised(f, -params.question_penalty) if f.key in asking else f for f in fused]
-    _order(out)
-    return out
+        return {}
+    return {key: -params.question_penalty for key in keys if key in asking}
 
 
 def with_specificity(fused: list[Fused], specificity: Mapping[Key, float],
@@ -342,17 +345,21 @@ def with_specificity(fused: list[Fused], specificity: Mapping[Key, float],
     """Each candidate gains specificity_weight x the z-score of its specificity among the candidates
     that have one (`specificity`: key -> value, 0 or absent = unknown, which gains nothing).
     Standardised over the candidates, so the store's corpus size does not matter. Returns a new ranking."""
-    values = [v for f in fused if (v := specificity.get(f.key, 0.0)) > 0]
+    return _with_gains(fused, specificity_gains([f.key for f in fused], specificity, params))
+
+
+def specificity_gains(ranked: list[Key], specificity: Mapping[Key, float], params: FusionParams) -> dict[Key, float]:
+    """`ranked`: the keys in the current ranking's order, the order the mean and spread are summed in
+    (so every path that ranks gets the same floats to the bit)."""
+    values = [v for key in ranked if (v := specificity.get(key, 0.0)) > 0]
     if params.specificity_weight <= 0 or len(values) < 2:
-        return list(fused)
+        return {}
     mean = sum(values) / len(values)
     spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
     if spread <= 0:
-        return list(fused)
+        return {}
     scale = params.specificity_weight / spread
-    out = [_raised(f, scale * (v - mean)) if (v := specificity.get(f.key, 0.0)) > 0 else f for f in fused]
-    _order(out)
-    return out
+    return {key: scale * (v - mean) for key in ranked if (v := specificity.get(key, 0.0)) > 0}
 
 
 def with_evidence(fused: list[Fused], evidence: Mapping[Key, float],
@@ -363,10 +370,20 @@ def with_evidence(fused: list[Fused], evidence: Mapping[Key, float],
     (coordination): two common words a note holds together used to rank below ten records holding
     one of them and sitting closer in meaning. A share short of 1 gains nothing: holding the common
     half of a query says little. Returns a new ranking."""
+    return _with_gains(fused, evidence_gains([f.key for f in fused], evidence, params))
+
+
+def evidence_gains(keys: Iterable[Key], evidence: Mapping[Key, float], params: FusionParams) -> dict[Key, float]:
     if params.evidence_weight <= 0 or not evidence:
+        return {}
+    return {key: params.evidence_weight for key in keys if evidence.get(key, 0.0) >= 1 - _EVIDENCE_SLACK}
+
+
+def _with_gains(fused: list[Fused], gains: Mapping[Key, float]) -> list[Fused]:
+    """A new ranking: each candidate raised by its gain, if it has one, and ordered again."""
+    if not gains:
         return list(fused)
-    out = [_raised(f, params.evidence_weight) if evidence.get(f.key, 0.0) >= 1 - _EVIDENCE_SLACK else f
-           for f in fused]
+    out = [_raised(f, gains[f.key]) if f.key in gains else f for f in fused]
     _order(out)
     return out
 

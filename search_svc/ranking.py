@@ -2,7 +2,9 @@
 with_question_penalty, with_specificity and with_evidence) composed on one score per key and sorted
 once, with the same ranking and the same scores to the bit. Each step sorting its whole list again
 was most of fusion's time (2.5 -> 1.4 ms per hybrid search of 200 candidates; docs/performance.md).
-The steps stay in search_svc.fusion, one function each, for bench.locomo and the tests.
+The steps stay in search_svc.fusion, one function each, for bench.locomo and the tests; both
+paths add the gains of the same functions (period_gains, question_gains, specificity_gains,
+evidence_gains, _context_bonus), so no step is written twice.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 
 from search_svc.fusion import (
-    _EVIDENCE_SLACK,
     DEFAULT_FUSION,
     Fused,
     FusionParams,
@@ -19,6 +20,10 @@ from search_svc.fusion import (
     _context_bonus,
     _contributions,
     _first_occurrences,
+    evidence_gains,
+    period_gains,
+    question_gains,
+    specificity_gains,
 )
 from search_svc.periods import Period
 
@@ -46,22 +51,13 @@ def rank(lexical: Sequence[tuple[Key, float]], vector: Sequence[tuple[Key, float
     placed = sorted((k for k in contributions if k in placement), key=lambda k: (placement[k], names[k]))
     timeline = Timeline(placed, [placement[key] for key in placed])
     if params.context_weight > 0 and len(score) >= 2:
-        bonus = _context_bonus(timeline.keys, timeline.places, [score[key] for key in timeline.keys], params)
-        score = {key: value + bonus.get(key, 0.0) for key, value in score.items()}
-    if params.period_bonus > 0 and periods:
-        for key in score:
-            if key in placement and any(p.contains(placement[key][1]) for p in periods):
-                score[key] = score[key] + params.period_bonus
-    if params.question_penalty > 0:
-        for key in score:
-            if key in asking:
-                score[key] = score[key] + -params.question_penalty
-    if params.specificity_weight > 0 and specificity:
-        _add_specificity(score, sorted(tied, key=score.__getitem__, reverse=True), specificity, params)
-    if params.evidence_weight > 0 and evidence:
-        for key in score:
-            if evidence.get(key, 0.0) >= 1 - _EVIDENCE_SLACK:
-                score[key] = score[key] + params.evidence_weight
+        _add(score, _context_bonus(timeline.keys, timeline.places, [score[key] for key in timeline.keys], params))
+    keys = list(score)
+    for gains in (period_gains(keys, placement, periods, params), question_gains(keys, asking, params)):
+        _add(score, gains)
+    if params.specificity_weight > 0 and specificity:  # summed in the order ranked so far, as with_specificity
+        _add(score, specificity_gains(sorted(tied, key=score.__getitem__, reverse=True), specificity, params))
+    _add(score, evidence_gains(keys, evidence or {}, params))
     bm25 = dict(lex)
     similarity = {key: 1.0 - distance for key, distance in vec}
     fused = [Fused(key, score[key], lex_rank.get(key), vec_rank.get(key), max(bm25.get(key, 0.0), 0.0),
@@ -69,18 +65,6 @@ def rank(lexical: Sequence[tuple[Key, float]], vector: Sequence[tuple[Key, float
     return fused, timeline
 
 
-def _add_specificity(score: dict[Key, float], ordered: list[Key], specificity: Mapping[Key, float],
-                     params: FusionParams) -> None:
-    """with_specificity on `score`, in place; `ordered`: the keys in the current ranking's order,
-    in which with_specificity sums (so the mean and the spread are the same to the bit)."""
-    values = [v for key in ordered if (v := specificity.get(key, 0.0)) > 0]
-    if len(values) < 2:
-        return
-    mean = sum(values) / len(values)
-    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
-    if spread <= 0:
-        return
-    scale = params.specificity_weight / spread
-    for key in ordered:
-        if (v := specificity.get(key, 0.0)) > 0:
-            score[key] = score[key] + scale * (v - mean)
+def _add(score: dict[Key, float], gains: Mapping[Key, float]) -> None:
+    for key, gain in gains.items():
+        score[key] = score[key] + gain
