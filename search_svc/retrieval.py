@@ -243,8 +243,7 @@ class Retrieval:
         matches = self._rank_fusion(lexical, semantic, ask, window.depth, floor)
         if ask.order != common_pb2.ORDER_RELEVANCE:
             newest_first = ask.order == common_pb2.ORDER_DATE_DESC
-            matches = sorted(matches, key=lambda m: (m[0].created_at_epoch, m[0].ref.kind, m[0].ref.id),
-                             reverse=newest_first)  # sort_by_date's order (the keys are unique)
+            matches = sorted(matches, key=lambda m: _date_order(m[0]), reverse=newest_first)  # keys unique
         counts = search_pb2.SearchCounts()
         for row, _ in matches:
             counts.total += 1
@@ -359,5 +358,10 @@ def sort_by_date(rows: Iterable[common_pb2.IndexRow], *, newest_first: bool) -> 
     unique: dict[Key, common_pb2.IndexRow] = {}
     for row in rows:
         unique.setdefault(ref_key(row.ref), row)
-    ordered = sorted(unique.values(), key=lambda r: (r.created_at_epoch, r.ref.kind, r.ref.id))
+    ordered = sorted(unique.values(), key=_date_order)
     return ordered[::-1] if newest_first else ordered
+
+
+def _date_order(row: common_pb2.IndexRow) -> tuple[int, int, int]:
+    """Date, then the stable tie-break: kind, then id."""
+    return row.created_at_epoch, row.ref.kind, row.ref.id

@@ -270,7 +270,7 @@ class MiniLMInt8QEmbedder(MiniLMInt8Embedder):
     """The same model with its encoder MatMuls run on the int8 weights (onnx_graph.quantize_matmuls):
     about half the CPU per text and ~30 MiB less in the session; its vectors are within cosine ~0.99
     of the float32 run's, not equal, hence a model name of its own (an index built by the other is
-    re-embedded, never mixed). Opt-in until search_svc calibrates a relevance floor for that name."""
+    re-embedded, never mixed). Opt-in: it costs paraphrase recall (docs/vector.md, "Int8 MatMuls")."""
 
     key = "minilm-int8q"
     model = "all-MiniLM-L6-v2-onnx-int8-qmatmul"
