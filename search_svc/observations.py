@@ -250,7 +250,7 @@ class Observations:
             kinds=[common_pb2.DOC_KIND_OBSERVATION])
         return self.store.stub.Search(store_pb2.StoreSearchRequest(
             query=query, syntax=store_pb2.QUERY_SYNTAX_PLAIN, filters=filters,
-            page=common_pb2.Page(limit=limit)))
+            page=common_pb2.Page(limit=limit), skip_fusion_inputs=True))
 
     def search(self, req: search_pb2.ObservationSearchRequest) -> search_pb2.ObservationSearchReply:
         limit = check_limit(req.limit, default=OBSERVATION_SEARCH_LIMIT_DEFAULT, maximum=OBSERVATION_SEARCH_LIMIT_MAX)

@@ -157,7 +157,7 @@ class Retrieval:
             return HybridResult(rows=list(lexical.hits), counts=lexical_counts(lexical), strategy="lexical",
                                 notice=notice)
         depth = min(STORE_PAGE_MAX, max(LEXICAL_DEPTH, offset + limit))
-        lexical = self._lexical(ask, offset=0, limit=depth)
+        lexical = self._lexical(ask, offset=0, limit=depth, fused=True)
         semantic, vector_notice = self._finish_semantic(pending, filters)
         notice = notice or vector_notice
         if semantic is None:
@@ -185,11 +185,13 @@ class Retrieval:
         return self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=narrowed, page=common_pb2.Page(limit=1))).total
 
-    def _lexical(self, ask: _Ask, *, offset: int, limit: int) -> store_pb2.StoreSearchResponse:
+    def _lexical(self, ask: _Ask, *, offset: int, limit: int, fused: bool = False) -> store_pb2.StoreSearchResponse:
+        """The store's matches; `fused`: with the evidence and specificity fusion reads, which rows
+        shown in the store's own order (full-text only, the tail past the fused window) skip."""
         syntax = store_pb2.QUERY_SYNTAX_OPERATORS if ask.operators else store_pb2.QUERY_SYNTAX_PLAIN
         return self.backend.store.stub.Search(store_pb2.StoreSearchRequest(
             query=ask.query, syntax=syntax, filters=ask.filters, order=ask.order,
-            page=common_pb2.Page(limit=limit, offset=offset)))
+            page=common_pb2.Page(limit=limit, offset=offset), skip_fusion_inputs=not fused))
 
     # The vector query runs on a worker thread while the lexical query runs on this one.
     def _start_semantic(self, texts: tuple[str, ...], filters: common_pb2.Filters) -> Future[_VectorReply]:

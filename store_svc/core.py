@@ -308,11 +308,12 @@ class Store:
         query: ParsedQuery | None = parsed if parsed.text.strip() else None  # no text: a listing under the filters
         if query is not None and query.is_empty and not query.has_exclusions:
             return store_pb2.StoreSearchResponse()  # nothing searchable in the text (only punctuation)
+        fused = None if request.skip_fusion_inputs else query  # the query as search_svc's fusion reads it
         with self.reading() as conn:
             page = queries.find(conn, filters, query, request.order, limit, offset)
-            hits = self._index_rows(conn, page, ranked=query is not None)
-            if query is not None:  # how much of the query each hit holds: search_svc's floor reads it
-                found = evidence(conn, query, [(h.ref.kind, h.ref.id) for h in hits])
+            hits = self._index_rows(conn, page, ranked=fused is not None)
+            if fused is not None:  # how much of the query each hit holds: search_svc's floor reads it
+                found = evidence(conn, fused, [(h.ref.kind, h.ref.id) for h in hits])
                 for hit in hits:
                     hit.evidence = found.get((hit.ref.kind, hit.ref.id), 0.0)
         totals = page.totals
@@ -327,7 +328,7 @@ class Store:
     @staticmethod
     def _index_rows(conn: Conn, page: queries.ResultPage, ranked: bool) -> list[common_pb2.IndexRow]:
         """The page's index rows; `ranked` (a query's matches, which search_svc fuses): with their
-        specificity, which listings do not need and should not pay for."""
+        specificity, which listings and unfused searches do not need and should not pay for."""
         found = queries.index_rows(conn, [(h.kind, h.id) for h in page.hits])
         specific = queries.specificities(conn, found.values()) if ranked else {}
         return [convert.index_row_pb(found[key], h.score, specific.get(key, 0.0)) for h in page.hits

@@ -189,18 +189,20 @@ class ListRecentResponse(_message.Message):
     def __init__(self, rows: _Optional[_Iterable[_Union[_common_pb2.IndexRow, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
 
 class StoreSearchRequest(_message.Message):
-    __slots__ = ("query", "syntax", "filters", "order", "page")
+    __slots__ = ("query", "syntax", "filters", "order", "page", "skip_fusion_inputs")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     SYNTAX_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
+    SKIP_FUSION_INPUTS_FIELD_NUMBER: _ClassVar[int]
     query: str
     syntax: QuerySyntax
     filters: _common_pb2.Filters
     order: _common_pb2.Order
     page: _common_pb2.Page
-    def __init__(self, query: _Optional[str] = ..., syntax: _Optional[_Union[QuerySyntax, str]] = ..., filters: _Optional[_Union[_common_pb2.Filters, _Mapping]] = ..., order: _Optional[_Union[_common_pb2.Order, str]] = ..., page: _Optional[_Union[_common_pb2.Page, _Mapping]] = ...) -> None: ...
+    skip_fusion_inputs: bool
+    def __init__(self, query: _Optional[str] = ..., syntax: _Optional[_Union[QuerySyntax, str]] = ..., filters: _Optional[_Union[_common_pb2.Filters, _Mapping]] = ..., order: _Optional[_Union[_common_pb2.Order, str]] = ..., page: _Optional[_Union[_common_pb2.Page, _Mapping]] = ..., skip_fusion_inputs: _Optional[bool] = ...) -> None: ...
 
 class StoreSearchResponse(_message.Message):
     __slots__ = ("hits", "total", "observation_total", "summary_total", "prompt_total")

@@ -156,7 +156,7 @@ class Corpora:
         if query:
             found = self.backend.store.stub.Search(store_pb2.StoreSearchRequest(
                 query=query, syntax=store_pb2.QUERY_SYNTAX_PLAIN, filters=filters,
-                order=common_pb2.ORDER_RELEVANCE, page=page))
+                order=common_pb2.ORDER_RELEVANCE, page=page, skip_fusion_inputs=True))
             return list(found.hits), found.observation_total
         recent = self.backend.store.stub.ListRecent(store_pb2.ListRecentRequest(
             filters=filters, page=page, order=common_pb2.ORDER_DATE_DESC))
