@@ -17,6 +17,7 @@ process spends per hybrid search, and vector_svc's RSS.
     .venv/bin/python -m bench.growth                          # 10,000 and 100,000
     .venv/bin/python -m bench.growth --sizes 1000000          # 1M (indexing alone: hours here)
     .venv/bin/python -m bench.growth --sizes 10000 --embedder minilm-int8
+    .venv/bin/python -m bench.growth --sizes 1000000 --vector off   # 1M full-text only (no vector_svc)
 """
 
 from __future__ import annotations
@@ -52,15 +53,16 @@ BATCH = 1000
 class Processes:
     """The three services as child processes of this benchmark, in one private home."""
 
-    def __init__(self, home: Path, embedder: str):
+    def __init__(self, home: Path, embedder: str, vector: bool = True):
         self.home = home
+        self.services = SERVICES if vector else tuple(name for name in SERVICES if name != "vector")
         self.settings = load_settings({"home": str(home)}, environ={})
         ensure_private_dirs(self.settings)
         env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
         env.update(MNEMO_HOME=str(home), MNEMO_EMBEDDER=embedder, MNEMO_LOG_LEVEL="warning",
-                   MNEMO_RPC_TIMEOUT_S="600", PYTHONPATH=str(REPO))
+                   MNEMO_RPC_TIMEOUT_S="600", MNEMO_VECTOR="on" if vector else "off", PYTHONPATH=str(REPO))
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        for name in SERVICES:
+        for name in self.services:
             self.procs[name] = subprocess.Popen(
                 [sys.executable, "-m", "mnemo.cli", "serve", name], env=env, cwd=str(REPO),
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -134,16 +136,18 @@ def latency(stack: Processes, project: bool) -> dict[str, list[float]]:
 
     def hybrid(item):
         reply = stack.search.stub.Search(search_pb2.SearchRequest(query=item[0], project=item[1], limit=20))
-        assert reply.strategy == "hybrid", reply.notice
+        assert reply.strategy == ("hybrid" if "vector" in stack.procs else "lexical"), reply.notice
 
     calls = {"lexical": lexical, "vector": vector, "hybrid": hybrid}
+    if "vector" not in stack.procs:  # full-text only: search_svc answers from the store alone
+        del calls["vector"]
     for fn in calls.values():
         timed(fn, items[:5], 1)  # warm-up: channels, caches
     out = {name: timed(fn, items, 2) for name, fn in calls.items() if name != "hybrid"}
     before = stack.cpu_s()
     out["hybrid"] = timed(hybrid, items, 2)
     after = stack.cpu_s()
-    out["hybrid_cpu_ms"] = [(after[name] - before[name]) * 1000 / len(out["hybrid"]) for name in SERVICES]
+    out["hybrid_cpu_ms"] = [(after[name] - before[name]) * 1000 / len(out["hybrid"]) for name in stack.services]
     return out
 
 
@@ -161,17 +165,18 @@ def recall(stack: Processes, labels: dict[tuple[str, str], list[int]]) -> dict[s
     return {name: total / len(picked) for name, total in sums.items()}
 
 
-def run_size(size: int, embedder: str, timeout_s: float) -> dict:
+def run_size(size: int, embedder: str, timeout_s: float, vector: bool = True) -> dict:
     home = Path(tempfile.mkdtemp(prefix="mnemo-growth-"))
-    stack = Processes(home, embedder)
+    stack = Processes(home, embedder, vector)
     try:
         started = time.monotonic()
         labels = fill(stack, size)
         fill_s = time.monotonic() - started
-        index_s, peak = wait_indexed(stack, timeout_s)
+        index_s, peak = wait_indexed(stack, timeout_s) if vector else (0.0, 0.0)
         out = {"size": size, "fill_s": fill_s, "index_s": index_s, "peak_rss": peak,
                "all": latency(stack, project=False), "project": latency(stack, project=True),
-               "recall": recall(stack, labels), "idle_rss": stack.rss_mib("vector")}
+               "recall": recall(stack, labels), "rss": {name: stack.rss_mib(name) for name in stack.services},
+               "services": stack.services}
     finally:
         stack.close()
         shutil.rmtree(home, ignore_errors=True)
@@ -180,11 +185,12 @@ def run_size(size: int, embedder: str, timeout_s: float) -> dict:
 
 def report(results: list[dict], embedder: str) -> None:
     print(f"\nSearch p50 / p95 in ms over gRPC by store size ({embedder} embedder, separate service processes)")
-    print(f"{'observations':>12} {'scope':<8} {'lexical':>14} {'vector':>14} {'hybrid':>14}  recall@20 hybrid/lexical")
+    last = "hybrid" if "vector" in results[0]["services"] else "full-text"  # SearchService.Search either way
+    print(f"{'observations':>12} {'scope':<8} {'lexical':>14} {'vector':>14} {last:>14}  recall@20 {last}/lexical")
     for r in results:
         for scope in ("all", "project"):
             cells = [f"{percentile(r[scope][n], .5):6.1f} /{percentile(r[scope][n], .95):6.1f}"
-                     for n in ("lexical", "vector", "hybrid")]
+                     if n in r[scope] else "-" for n in ("lexical", "vector", "hybrid")]
             extra = f"  {r['recall']['hybrid']:.3f} / {r['recall']['lexical']:.3f}" if scope == "all" else ""
             print(f"{r['size']:>12,} {scope:<8} {cells[0]:>14} {cells[1]:>14} {cells[2]:>14}{extra}")
     for a, b in zip(results, results[1:], strict=False):
@@ -196,10 +202,12 @@ def report(results: list[dict], embedder: str) -> None:
     for r in results:
         for scope in ("all", "project"):
             cpu = " / ".join(f"{ms:.1f}" for ms in r[scope]["hybrid_cpu_ms"])
-            print(f"{r['size']:,} {scope}: CPU per hybrid search in {' / '.join(SERVICES)}: {cpu} ms")
+            print(f"{r['size']:,} {scope}: CPU per hybrid search in {' / '.join(r['services'])}: {cpu} ms")
     for r in results:
-        print(f"{r['size']:,}: filled in {r['fill_s']:.0f} s, indexed in {r['index_s']:.0f} s; vector_svc RSS "
-              f"peak {r['peak_rss']:.0f} MiB while indexing, {r['idle_rss']:.0f} MiB after the queries")
+        rss = ", ".join(f"{name}_svc {mib:.0f}" for name, mib in r["rss"].items())
+        indexed = (f"indexed in {r['index_s']:.0f} s (vector_svc RSS peak {r['peak_rss']:.0f} MiB)"
+                   if "vector" in r["services"] else "no vector index (`--vector off`)")
+        print(f"{r['size']:,}: filled in {r['fill_s']:.0f} s, {indexed}; RSS after the queries: {rss} MiB")
     print_load_average()
 
 
@@ -208,11 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000", help="comma list of observation counts")
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--index-timeout", type=float, default=4 * 3600)
+    parser.add_argument("--vector", choices=("on", "off"), default="on",
+                        help="off: no vector_svc, full-text search only (1M without hours of indexing)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     results = []
     for size in sizes:
-        results.append(run_size(size, args.embedder, args.index_timeout))
+        results.append(run_size(size, args.embedder, args.index_timeout, vector=args.vector == "on"))
         report(results[-1:], args.embedder)  # each size as soon as it is measured
     if len(results) > 1:
         report(results, args.embedder)
