@@ -197,12 +197,12 @@ def report(results: list[dict], embedder: str) -> None:
         growth = b["size"] / a["size"]
         for scope in ("all", "project"):
             factor = percentile(b[scope]["hybrid"], .5) / percentile(a[scope]["hybrid"], .5)
-            print(f"hybrid p50 ({scope}) {a['size']:,} -> {b['size']:,}: x{factor:.2f} for x{growth:.0f} records "
+            print(f"{last} p50 ({scope}) {a['size']:,} -> {b['size']:,}: x{factor:.2f} for x{growth:.0f} records "
                   f"({'sub-linear' if factor < growth else 'NOT sub-linear'})")
     for r in results:
         for scope in ("all", "project"):
             cpu = " / ".join(f"{ms:.1f}" for ms in r[scope]["hybrid_cpu_ms"])
-            print(f"{r['size']:,} {scope}: CPU per hybrid search in {' / '.join(r['services'])}: {cpu} ms")
+            print(f"{r['size']:,} {scope}: CPU per {last} search in {' / '.join(r['services'])}: {cpu} ms")
     for r in results:
         rss = ", ".join(f"{name}_svc {mib:.0f}" for name, mib in r["rss"].items())
         indexed = (f"indexed in {r['index_s']:.0f} s (vector_svc RSS peak {r['peak_rss']:.0f} MiB)"
