@@ -313,7 +313,7 @@ class Store:
             page = queries.find(conn, filters, query, request.order, limit, offset)
             hits = self._index_rows(conn, page, ranked=fused is not None)
             if fused is not None:  # how much of the query each hit holds: search_svc's floor reads it
-                found = evidence(conn, fused, [(h.ref.kind, h.ref.id) for h in hits])
+                found = evidence(conn, fused, [(h.ref.kind, h.ref.id) for h in hits], matches=True)
                 for hit in hits:
                     hit.evidence = found.get((hit.ref.kind, hit.ref.id), 0.0)
         totals = page.totals

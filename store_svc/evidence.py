@@ -10,7 +10,8 @@ as a match whatever its embedding's similarity (search_svc.fusion.RelevanceFloor
 
 Which record holds which term is asked of the full-text index itself, one term at a time, over
 the hits only (the dialect's unscored match source, restricted to their ids): stemming, columns
-and phrases then mean exactly what they mean for the search. A record's context words (the
+and phrases then mean exactly what they mean for the search. A search of one term need not ask:
+every row it matched holds that term. A record's context words (the
 observations written just before it) never count: they rank, they are not the record.
 """
 
@@ -27,19 +28,26 @@ from store_svc.queries import KINDS
 Ref = tuple[int, int]
 
 
-def evidence(conn: Conn, parsed: ParsedQuery, refs: Iterable[Ref]) -> dict[Ref, float]:
+def evidence(conn: Conn, parsed: ParsedQuery, refs: Iterable[Ref], *, matches: bool = False) -> dict[Ref, float]:
     """(kind, id) -> the hit's evidence for `parsed` (see the module docstring); refs absent from
-    the result hold none of the query's terms (or the query has no word terms: CJK runs only)."""
+    the result hold none of the query's terms (or the query has no word terms: CJK runs only).
+    `matches`: the refs are rows the store's search matched for `parsed` itself."""
     wanted: dict[int, list[int]] = {}
     for kind, rid in refs:
         wanted.setdefault(kind, []).append(rid)
     distinct = list({term: None for group in parsed.groups for term in group})
     if not distinct or not wanted:
         return {}
-    held: dict[Term, set[Ref]] = {term: set() for term in distinct}
-    for kind, ids in wanted.items():
-        for term in distinct:
-            held[term].update((kind, rid) for rid in _holding(conn, kind, term, ids))
+    held: dict[Term, set[Ref]]
+    if matches and len(distinct) == 1 and not parsed.cjk:
+        # The search matched these rows on this one term and nothing else (the same unscored
+        # match source _holding asks), so each holds it: asking the index again finds them all.
+        held = {distinct[0]: {(kind, rid) for kind, ids in wanted.items() for rid in ids}}
+    else:
+        held = {term: set() for term in distinct}
+        for kind, ids in wanted.items():
+            for term in distinct:
+                held[term].update((kind, rid) for rid in _holding(conn, kind, term, ids))
     weight = term_weights(conn, distinct)
     out: dict[Ref, float] = {}
     for ref in ((k, i) for k, ids in wanted.items() for i in ids):

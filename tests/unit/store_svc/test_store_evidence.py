@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from mnemo.query import parse
 from mnemo.v1 import common_pb2, store_pb2
+from store_svc import queries
 from store_svc.core import Store
+from store_svc.evidence import evidence as evidence_of
 from tests.conftest import BOTH_BACKENDS
 
 pytestmark = [pytest.mark.unit, BOTH_BACKENDS]
@@ -77,3 +80,20 @@ def test_a_long_camel_case_identifier_matches_as_a_prefix(store):
     assert ranked(store, "SecureCookie") == [whole]
     assert evidence(store, "SecureCookie")[whole] == pytest.approx(1.0)
     assert ranked(store, "SecureCookieSession") == [whole]
+
+
+@pytest.mark.parametrize("query", ["redirect", "SecureCookie", "title:cookie", '"keeps the payment"', "nowhere"])
+def test_a_one_term_search_skips_asking_the_index_again_and_gets_the_same_evidence(store, query):
+    for title, narrative in (("Redirects after login", "the login handler redirects to the dashboard"),
+                             ("Cookie signing", "SecureCookieSession signs the cookie"),
+                             ("Payment", "this keeps the payment intent alive"),
+                             ("Cookie jar", "a cookie note whose title holds the word"),
+                             ("Session notes", "cookie and redirect both, in the narrative only")):
+        add(store, title, narrative)
+    parsed = parse(query, operators=True)
+    with store.reading() as conn:
+        hits = queries.find(conn, common_pb2.Filters(), parsed, common_pb2.ORDER_RELEVANCE, 20, 0).hits
+        refs = [(hit.kind, hit.id) for hit in hits]
+        asked, known = evidence_of(conn, parsed, refs), evidence_of(conn, parsed, refs, matches=True)
+    assert known == asked and all(value == pytest.approx(1.0) for value in known.values())
+    assert len(known) == len(refs) and (refs or query == "nowhere")
