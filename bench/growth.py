@@ -72,8 +72,12 @@ class Processes:
                     raise RuntimeError(f"{name}_svc exited; see {home}/logs")
                 time.sleep(0.1)
         self.store = connect(self.settings, "store", store_pb2_grpc.StoreServiceStub)
-        self.vector = connect(self.settings, "vector", vector_pb2_grpc.VectorServiceStub)
+        self.vector = connect(self.settings, "vector", vector_pb2_grpc.VectorServiceStub) if vector else None
         self.search = connect(self.settings, "search", search_pb2_grpc.SearchServiceStub)
+
+    @property
+    def vector_on(self) -> bool:
+        return "vector" in self.services
 
     def rss_mib(self, name: str) -> float:
         return rss_mib(self.procs[name].pid)
@@ -136,10 +140,10 @@ def latency(stack: Processes, project: bool) -> dict[str, list[float]]:
 
     def hybrid(item):
         reply = stack.search.stub.Search(search_pb2.SearchRequest(query=item[0], project=item[1], limit=20))
-        assert reply.strategy == ("hybrid" if "vector" in stack.procs else "lexical"), reply.notice
+        assert reply.strategy == ("hybrid" if stack.vector_on else "lexical"), reply.notice
 
     calls = {"lexical": lexical, "vector": vector, "hybrid": hybrid}
-    if "vector" not in stack.procs:  # full-text only: search_svc answers from the store alone
+    if not stack.vector_on:  # full-text only: search_svc answers from the store alone
         del calls["vector"]
     for fn in calls.values():
         timed(fn, items[:5], 1)  # warm-up: channels, caches
@@ -172,7 +176,7 @@ def run_size(size: int, embedder: str, timeout_s: float, vector: bool = True) ->
         started = time.monotonic()
         labels = fill(stack, size)
         fill_s = time.monotonic() - started
-        index_s, peak = wait_indexed(stack, timeout_s) if vector else (0.0, 0.0)
+        index_s, peak = wait_indexed(stack, timeout_s) if stack.vector_on else (0.0, 0.0)
         out = {"size": size, "fill_s": fill_s, "index_s": index_s, "peak_rss": peak,
                "all": latency(stack, project=False), "project": latency(stack, project=True),
                "recall": recall(stack, labels), "rss": {name: stack.rss_mib(name) for name in stack.services},

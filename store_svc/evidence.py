@@ -11,8 +11,8 @@ as a match whatever its embedding's similarity (search_svc.fusion.RelevanceFloor
 Which record holds which term is asked of the full-text index itself, one term at a time, over
 the hits only (the dialect's unscored match source, restricted to their ids): stemming, columns
 and phrases then mean exactly what they mean for the search. A search of one term need not ask:
-every row it matched holds that term. A record's context words (the
-observations written just before it) never count: they rank, they are not the record.
+every row it matched holds that term. A record's context words (the observations written just
+before it) never count: they rank, they are not the record.
 """
 
 from __future__ import annotations
