@@ -37,7 +37,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from mnemo.errors import FailedPrecondition, InvalidArgument
 from mnemo.logs import get_logger
 from vector_svc.memory import HeapTrimmer, IdleModel
-from vector_svc.onnx_graph import gather_before_dequantize, quantize_matmuls
+from vector_svc.onnx_graph import fuse_gelu, gather_before_dequantize, quantize_matmuls
 
 log = get_logger(__name__)
 
@@ -279,8 +279,12 @@ class MiniLMInt8QEmbedder(MiniLMInt8Embedder):
 
 def _int8_model(quantized_matmuls: bool) -> bytes:
     """The int8 model with its word embeddings kept int8 and, when asked, its encoder MatMuls run
-    on int8 weights (vector_svc/onnx_graph.py). A rewrite whose graph is not the one it knows is
-    skipped with a warning, and that part runs as the file says (float32 weights)."""
+    on int8 weights, else its GELUs fused (vector_svc/onnx_graph.py). A rewrite whose graph is not
+    the one it knows is skipped with a warning, and that part runs as the file says.
+
+    Not both: the quantized run quantizes each MatMul's input per run, and the fused GELU's
+    last-bit differences then move its vectors by up to 0.004 of cosine: they would no longer be
+    the vectors of the index that model built."""
     data = minilm_int8_model_path().read_bytes()
     rewritten = gather_before_dequantize(data)
     if rewritten is None:
@@ -288,7 +292,11 @@ def _int8_model(quantized_matmuls: bool) -> bytes:
     else:
         data = rewritten
     if not quantized_matmuls:
-        return data
+        fused = fuse_gelu(data)
+        if fused is None:
+            log.warning("int8_model_not_rewritten", reason="unexpected graph: its GELUs stay five operators")
+            return data
+        return fused[0]
     quantized = quantize_matmuls(data)
     if quantized is None:
         # The vectors are then the float32 run's, under the quantized model's name: worth a warning.

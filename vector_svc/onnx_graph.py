@@ -13,6 +13,9 @@ forward pass. Two rewrites here:
   per-column scale: the activations are quantized to uint8 per run and the product is an integer
   one. Measured (docs/vector.md, "Embedders"): about half the CPU per text and the session ~30 MiB
   smaller; the vectors move (cosine ~0.99 to the float32 run), so the embedder's model name says so.
+- `fuse_gelu`: each GELU the export spells as five elementwise passes (Div, Erf, Add, Mul, Mul),
+  with the bias Add before it, becomes one `BiasGelu` (com.microsoft): about 10% more texts a
+  second, the vectors within float rounding (1e-7) of the unfused graph's.
 
 The ONNX protobuf is read with a minimal schema built here (the `onnx` package is not a
 dependency): only the fields the rewrites touch are declared; protobuf keeps every other field
@@ -21,6 +24,8 @@ dependency): only the fields the rewrites touch are declared; protobuf keeps eve
 
 from __future__ import annotations
 
+import math
+import struct
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -44,9 +49,11 @@ def _model_class() -> Any:
     add(node, "name", 3, field.TYPE_STRING)
     add(node, "op_type", 4, field.TYPE_STRING)
     add(node, "domain", 7, field.TYPE_STRING)
-    tensor = file.message_type.add(name="TensorProto")  # an initializer: its shape and name only
+    tensor = file.message_type.add(name="TensorProto")  # an initializer: its shape, name and raw bytes
     add(tensor, "dims", 1, field.TYPE_INT64, repeated=True)
+    add(tensor, "data_type", 2, field.TYPE_INT32)
     add(tensor, "name", 8, field.TYPE_STRING)
+    add(tensor, "raw_data", 9, field.TYPE_BYTES)
     graph = file.message_type.add(name="GraphProto")
     add(graph, "node", 1, field.TYPE_MESSAGE, repeated=True, type_name=".mnemo_onnx.NodeProto")
     add(graph, "initializer", 5, field.TYPE_MESSAGE, repeated=True, type_name=".mnemo_onnx.TensorProto")
@@ -168,9 +175,105 @@ def quantize_matmuls(model_bytes: bytes) -> tuple[bytes, int] | None:
     if not replaced:
         return None
     _replace_nodes(model, [replaced.get(id(n), n) for n in nodes if id(n) not in dropped])
+    _import_contrib_ops(model)
+    return model.SerializeToString(), len(replaced)
+
+
+# -- GELU: one contrib op instead of five elementwise passes ---------------------------------------
+
+FLOAT = 1  # TensorProto.DataType.FLOAT
+
+
+def _scalar(tensor: Any) -> float | None:
+    """A float32 scalar initializer's value, else None (another type, shape or encoding)."""
+    if tensor is None or tensor.data_type != FLOAT or list(tensor.dims) not in ([], [1]) or len(tensor.raw_data) != 4:
+        return None
+    return float(struct.unpack("<f", tensor.raw_data)[0])
+
+
+class _Graph:
+    """The nodes of a graph with who makes and who reads each tensor, and its initializers."""
+
+    def __init__(self, model: Any):
+        self.nodes = list(model.graph.node)
+        self.initializers = {t.name: t for t in model.graph.initializer}
+        self.maker = {name: n for n in self.nodes for name in n.output}
+        self.readers: dict[str, list[Any]] = {}
+        for node in self.nodes:
+            for name in node.input:
+                self.readers.setdefault(name, []).append(node)
+
+    def only_reader(self, tensor: str, op_type: str) -> Any:
+        readers = self.readers.get(tensor, [])
+        return readers[0] if len(readers) == 1 and readers[0].op_type == op_type and not readers[0].domain else None
+
+    def constant_beside(self, node: Any, tensor: str) -> float | None:
+        """The scalar constant `node` takes besides `tensor` (a binary op), else None."""
+        others = [name for name in node.input if name != tensor]
+        return _scalar(self.initializers.get(others[0])) if len(node.input) == 2 and len(others) == 1 else None
+
+
+def _gelu_at(graph: _Graph, erf: Any) -> tuple[list[Any], str, list[str]] | None:
+    """(the nodes of x * (0.5 * (1 + erf(x / sqrt 2))) around `erf`, the GELU's output, its fused
+    op's inputs): [a, bias] when x = a + bias and nothing else reads x, else [x]. None when the
+    nodes around `erf` are not that formula, constants included."""
+    div = graph.maker.get(erf.input[0])
+    if div is None or div.op_type != "Div" or div.domain or len(div.input) != 2:
+        return None
+    x = div.input[0]
+    divisor = _scalar(graph.initializers.get(div.input[1]))
+    plus_one = graph.only_reader(erf.output[0], "Add")
+    half = plus_one and graph.only_reader(plus_one.output[0], "Mul")
+    times_x = half and graph.only_reader(half.output[0], "Mul")
+    if divisor is None or not math.isclose(divisor, math.sqrt(2), rel_tol=1e-6) or not times_x:
+        return None
+    if graph.constant_beside(plus_one, erf.output[0]) != 1.0 or graph.constant_beside(half, plus_one.output[0]) != 0.5:
+        return None
+    if sorted(times_x.input) != sorted([x, half.output[0]]):
+        return None
+    nodes = [div, erf, plus_one, half, times_x]
+    add = graph.maker.get(x)
+    if add is None or add.op_type != "Add" or add.domain or len(graph.readers[x]) != 2:
+        return nodes, times_x.output[0], [x]
+    biases = [name for name in add.input if len(getattr(graph.initializers.get(name), "dims", [])) == 1]
+    if len(add.input) != 2 or len(biases) != 1:
+        return nodes, times_x.output[0], [x]
+    return [add, *nodes], times_x.output[0], [next(n for n in add.input if n != biases[0]), biases[0]]
+
+
+def fuse_gelu(model_bytes: bytes) -> tuple[bytes, int] | None:
+    """The model with each GELU written as Div, Erf, Add, Mul, Mul (and the bias Add before it)
+    replaced by onnxruntime's BiasGelu(a, bias), or Gelu(x) where x has no bias of its own; and
+    how many. None when the graph has no GELU in that form."""
+    model = _parse(model_bytes)
+    graph = _Graph(model)
+    dropped: set[int] = set()
+    replaced: dict[int, Any] = {}
+    for erf in (n for n in graph.nodes if n.op_type == "Erf" and not n.domain):
+        found = _gelu_at(graph, erf)
+        if found is None:
+            continue
+        nodes, output, inputs = found
+        fused = _node(nodes[-1], f"{erf.name}_gelu", inputs, [output])
+        fused.op_type, fused.domain = ("BiasGelu" if len(inputs) == 2 else "Gelu"), MS_DOMAIN
+        dropped.update(id(n) for n in nodes[:-1])
+        replaced[id(nodes[-1])] = fused  # in the last node's place: every input is made before it
+    if not replaced:
+        return None
+    kept = [replaced.get(id(n), n) for n in graph.nodes if id(n) not in dropped]
+    _replace_nodes(model, kept)
+    # The formula's constants (sqrt 2, 1, 0.5) are read by nothing now: onnxruntime would warn.
+    read = {name for n in kept for name in n.input}
+    gone = {name for n in graph.nodes if id(n) in dropped or id(n) in replaced for name in n.input} - read
+    for tensor in [t for t in model.graph.initializer if t.name in gone]:
+        model.graph.initializer.remove(tensor)
+    _import_contrib_ops(model)
+    return model.SerializeToString(), len(replaced)
+
+
+def _import_contrib_ops(model: Any) -> None:
     if not any(opset.domain == MS_DOMAIN for opset in model.opset_import):
         model.opset_import.add(domain=MS_DOMAIN, version=1)
-    return model.SerializeToString(), len(replaced)
 
 
 def graph_ops(model_bytes: bytes) -> list[tuple[str, str]]:

@@ -1,10 +1,13 @@
 """The int8 model's graph rewrites (vector_svc/onnx_graph.py): the word embeddings looked up before
-dequantizing give the same vectors bit for bit as the model file run as it is; the encoder's MatMuls
-on int8 weights (the `minilm-int8q` embedder) replace all 36 dequantized MatMuls and stay close to
-the exact fp32 vectors; a graph a rewrite does not know is left alone; no model bytes are held."""
+dequantizing give the same vectors bit for bit as the model file run as it is, and the fused GELUs
+the same within float rounding; the encoder's MatMuls on int8 weights (the `minilm-int8q` embedder)
+replace all 36 dequantized MatMuls and stay close to the exact fp32 vectors; a graph a rewrite does
+not know is left alone; no model bytes are held."""
 
 from __future__ import annotations
 
+import math
+import struct
 from collections import Counter
 
 import numpy as np
@@ -18,6 +21,7 @@ from vector_svc.onnx_graph import (
     MS_DOMAIN,
     WORD_EMBEDDINGS,
     _parse,
+    fuse_gelu,
     gather_before_dequantize,
     graph_ops,
     quantize_matmuls,
@@ -53,9 +57,66 @@ def embedder_on(session: ort.InferenceSession) -> MiniLMInt8Embedder:
     return embedder
 
 
-def test_the_default_embedder_gives_the_model_files_vectors_bit_for_bit():
+def test_the_default_embedder_gives_the_model_files_vectors_within_float_rounding():
+    """The lookup rewrite is bit for bit; the fused GELU computes the same formula in another order."""
     rewritten = MiniLMInt8Embedder(workers=1).embed(TEXTS)
-    assert np.array_equal(rewritten, embedder_on(session_of(str(minilm_int8_model_path()))).embed(TEXTS))
+    as_shipped = embedder_on(session_of(str(minilm_int8_model_path()))).embed(TEXTS)
+    assert np.allclose(rewritten, as_shipped, rtol=0, atol=1e-6)
+    assert not np.array_equal(rewritten, as_shipped)  # the fused graph is the one that ran
+
+
+def test_the_lookup_rewrite_alone_gives_the_model_files_vectors_bit_for_bit():
+    rewritten = gather_before_dequantize(minilm_int8_model_path().read_bytes())
+    assert rewritten is not None
+    as_shipped = embedder_on(session_of(str(minilm_int8_model_path()))).embed(TEXTS)
+    assert np.array_equal(embedder_on(session_of(rewritten)).embed(TEXTS), as_shipped)
+
+
+def with_scalars(data: bytes, old: float, new: float) -> bytes:
+    """The model with every float32 scalar constant equal to `old` (as float32 holds it) set to `new`."""
+    model = _parse(data)
+    for tensor in model.graph.initializer:
+        value = struct.unpack("<f", tensor.raw_data)[0] if len(tensor.raw_data) == 4 else None
+        if tensor.data_type == 1 and value is not None and math.isclose(value, old, rel_tol=1e-6):
+            tensor.raw_data = struct.pack("<f", new)
+    return model.SerializeToString()
+
+
+def test_all_six_gelus_become_one_operator_with_their_bias():
+    data = minilm_int8_model_path().read_bytes()
+    fused = fuse_gelu(data)
+    assert fused is not None
+    rewritten, count = fused
+    ops = Counter(graph_ops(rewritten))
+    assert count == 6 and ops[(MS_DOMAIN, "BiasGelu")] == 6 and not ops[("", "Erf")] and not ops[("", "Div")]
+    before = Counter(graph_ops(data))
+    # Each GELU's Div, Erf, Add(1), Mul(0.5), Mul(x) and the bias Add before it: six nodes become one.
+    assert sum(before.values()) - sum(ops.values()) == 6 * 5
+    model = _parse(rewritten)
+    read = {name for node in model.graph.node for name in node.input}
+    assert all(t.name in read for t in model.graph.initializer)  # sqrt 2, 1 and 0.5 went with the nodes
+    assert fuse_gelu(rewritten) is None  # nothing left to fuse
+
+
+def test_a_gelu_is_fused_only_with_its_own_constants():
+    """Another constant (here 0.6 for 0.5) is another function: nothing is fused."""
+    data = minilm_int8_model_path().read_bytes()
+    assert fuse_gelu(with_scalars(data, 0.5, 0.6)) is None
+    assert fuse_gelu(with_scalars(data, 2 ** 0.5, 1.5)) is None
+
+
+def test_a_gelu_whose_input_is_read_elsewhere_keeps_its_bias_add():
+    model = _parse(minilm_int8_model_path().read_bytes())
+    erf = next(n for n in model.graph.node if n.op_type == "Erf")
+    div_input = next(n for n in model.graph.node if list(n.output) == [erf.input[0]]).input[0]
+    reader = model.graph.node.add(op_type="Identity", name="extra_reader", input=[div_input], output=["extra"])
+    assert reader.input[0] == div_input
+    fused = fuse_gelu(model.SerializeToString())
+    assert fused is not None
+    ops = Counter(graph_ops(fused[0]))
+    assert fused[1] == 6 and ops[(MS_DOMAIN, "Gelu")] == 1 and ops[(MS_DOMAIN, "BiasGelu")] == 5
+    gelu = next(n for n in _parse(fused[0]).graph.node if n.op_type == "Gelu")
+    assert list(gelu.input) == [div_input]  # x itself: the Add that makes it stays for its other reader
 
 
 def test_the_gather_rewrite_applies_to_the_installed_model_and_moves_the_lookup_ahead():
@@ -133,6 +194,18 @@ def test_an_unknown_graph_falls_back_to_the_file_with_a_warning(tmp_path, monkey
     assert len(reasons) == 2 and "MatMuls stay float32" in reasons[1]
     # Run as the file says: the float32 run's vectors.
     assert np.allclose(fallback, embedder_on(session_of(data)).embed(TEXTS), atol=1e-6)
+
+
+def test_a_graph_without_the_gelu_formula_runs_unfused_with_a_warning(tmp_path, monkeypatch):
+    data = with_scalars(minilm_int8_model_path().read_bytes(), 2 ** 0.5, 1.5)
+    path = tmp_path / "model.onnx"
+    path.write_bytes(data)
+    monkeypatch.setattr(embedders, "minilm_int8_model_path", lambda: path)
+    with capture_logs() as logs:
+        fallback = MiniLMInt8Embedder(workers=1).embed(TEXTS)
+    reasons = [e["reason"] for e in logs if e["event"] == "int8_model_not_rewritten"]
+    assert reasons == ["unexpected graph: its GELUs stay five operators"]
+    assert np.array_equal(fallback, embedder_on(session_of(data)).embed(TEXTS))
 
 
 def test_the_session_holds_no_copy_of_the_model_bytes():
