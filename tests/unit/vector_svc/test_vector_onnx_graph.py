@@ -182,15 +182,22 @@ def unknown_graph() -> bytes:
     return model.SerializeToString()
 
 
-def test_an_unknown_graph_falls_back_to_the_file_with_a_warning(tmp_path, monkeypatch):
-    data = unknown_graph()
-    assert quantize_matmuls(data) is None and gather_before_dequantize(data) is None
+def embedded_with_model_file(data: bytes, embedder: type[MiniLMInt8Embedder], tmp_path, monkeypatch
+                             ) -> tuple[np.ndarray, list[str]]:
+    """TEXTS embedded by `embedder` with `data` installed as the int8 model file, and the reasons
+    of the rewrites it skipped."""
     path = tmp_path / "model.onnx"
     path.write_bytes(data)
     monkeypatch.setattr(embedders, "minilm_int8_model_path", lambda: path)
     with capture_logs() as logs:
-        fallback = MiniLMInt8QEmbedder(workers=1).embed(TEXTS)
-    reasons = [e["reason"] for e in logs if e["event"] == "int8_model_not_rewritten"]
+        vectors = embedder(workers=1).embed(TEXTS)
+    return vectors, [e["reason"] for e in logs if e["event"] == "int8_model_not_rewritten"]
+
+
+def test_an_unknown_graph_falls_back_to_the_file_with_a_warning(tmp_path, monkeypatch):
+    data = unknown_graph()
+    assert quantize_matmuls(data) is None and gather_before_dequantize(data) is None
+    fallback, reasons = embedded_with_model_file(data, MiniLMInt8QEmbedder, tmp_path, monkeypatch)
     assert len(reasons) == 2 and "MatMuls stay float32" in reasons[1]
     # Run as the file says: the float32 run's vectors.
     assert np.allclose(fallback, embedder_on(session_of(data)).embed(TEXTS), atol=1e-6)
@@ -198,12 +205,7 @@ def test_an_unknown_graph_falls_back_to_the_file_with_a_warning(tmp_path, monkey
 
 def test_a_graph_without_the_gelu_formula_runs_unfused_with_a_warning(tmp_path, monkeypatch):
     data = with_scalars(minilm_int8_model_path().read_bytes(), 2 ** 0.5, 1.5)
-    path = tmp_path / "model.onnx"
-    path.write_bytes(data)
-    monkeypatch.setattr(embedders, "minilm_int8_model_path", lambda: path)
-    with capture_logs() as logs:
-        fallback = MiniLMInt8Embedder(workers=1).embed(TEXTS)
-    reasons = [e["reason"] for e in logs if e["event"] == "int8_model_not_rewritten"]
+    fallback, reasons = embedded_with_model_file(data, MiniLMInt8Embedder, tmp_path, monkeypatch)
     assert reasons == ["unexpected graph: its GELUs stay five operators"]
     assert np.array_equal(fallback, embedder_on(session_of(data)).embed(TEXTS))
 
