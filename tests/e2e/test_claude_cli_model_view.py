@@ -85,6 +85,20 @@ def continuation(results: list[str]) -> str:
     return found.group(1)
 
 
+READ_RECORDED = "SELECT id FROM tool_uses WHERE tool_name = 'Read'"
+
+
+def after_the_reads_hook(db: Any, blocks: list[Block]) -> Turn:
+    """The next turn, sent once the Read's hook has recorded it. A real model takes seconds to
+    answer; this fake answers in milliseconds, and `claude -p` cancels the async hooks still
+    starting when it exits: on a loaded machine the Read's hook (an interpreter to start, ~0.1 s
+    at rest) could be cancelled before it hands its work off (capture.detach)."""
+    def turn(results: list[str]) -> list[Block]:
+        wait_for(lambda: read_rows(db, READ_RECORDED), 60.0, "the Read's hook")
+        return blocks
+    return turn
+
+
 # plan: the mode spec 000 names; default: plain `claude -p`, where nobody can answer a prompt either.
 @pytest.mark.parametrize("mode", ["plan", "default"])
 def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack, store_stub, mode):  # noqa: F811
@@ -98,7 +112,8 @@ def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack
                                                           "selectedIds": [f"#{oid}"]})],
         [tool_use(f"{SERVER}get_observations", {"ids": [oid]})],
         [tool_use("Read", {"file_path": str(host["project"] / "calc.py")})],
-        [tool_use(f"{SERVER}save_memory", {"text": "a write must still ask in plan mode"})],
+        after_the_reads_hook(host["db"], [tool_use(f"{SERVER}save_memory",
+                                                   {"text": "a write must still ask in plan mode"})]),
         [text("The loop came from the session cookie's SameSite attribute.")],
     ]
     with ConversingMessages(turns) as api:
@@ -122,8 +137,7 @@ def test_the_model_reads_mnemos_text_and_read_tools_run_in_plan_mode(host, stack
     # install allows no write tool: plan mode refuses it instead of running it.
     assert write.get("is_error") and f"requested permissions to use {SERVER}save_memory" in content(write)
     # The hooks recorded the Read, and none of mnemo's own calls (issue 33: they crowded out real memory).
-    wait_for(lambda: read_rows(host["db"], "SELECT id FROM tool_uses WHERE tool_name = 'Read'"), 60.0,
-             "the Read's hook")
+    assert read_rows(host["db"], READ_RECORDED)
     own = read_rows(host["db"], f"SELECT tool_name FROM tool_uses WHERE tool_name LIKE '{SERVER}%'")
     titles = [r["title"] for r in read_rows(host["db"], "SELECT title FROM observations")]
     assert own == [] and not [t for t in titles if "mem_search" in t or "get_observations" in t], titles
