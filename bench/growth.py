@@ -180,7 +180,7 @@ def run_size(size: int, embedder: str, timeout_s: float, vector: bool = True) ->
         out = {"size": size, "fill_s": fill_s, "index_s": index_s, "peak_rss": peak,
                "all": latency(stack, project=False), "project": latency(stack, project=True),
                "recall": recall(stack, labels), "rss": {name: stack.rss_mib(name) for name in stack.services},
-               "services": stack.services}
+               "services": stack.services, "vector_on": stack.vector_on}
     finally:
         stack.close()
         shutil.rmtree(home, ignore_errors=True)
@@ -189,7 +189,7 @@ def run_size(size: int, embedder: str, timeout_s: float, vector: bool = True) ->
 
 def report(results: list[dict], embedder: str) -> None:
     print(f"\nSearch p50 / p95 in ms over gRPC by store size ({embedder} embedder, separate service processes)")
-    last = "hybrid" if "vector" in results[0]["services"] else "full-text"  # SearchService.Search either way
+    last = "hybrid" if results[0]["vector_on"] else "full-text"  # SearchService.Search either way
     print(f"{'observations':>12} {'scope':<8} {'lexical':>14} {'vector':>14} {last:>14}  recall@20 {last}/lexical")
     for r in results:
         for scope in ("all", "project"):
@@ -210,7 +210,7 @@ def report(results: list[dict], embedder: str) -> None:
     for r in results:
         rss = ", ".join(f"{name}_svc {mib:.0f}" for name, mib in r["rss"].items())
         indexed = (f"indexed in {r['index_s']:.0f} s (vector_svc RSS peak {r['peak_rss']:.0f} MiB)"
-                   if "vector" in r["services"] else "no vector index (`--vector off`)")
+                   if r["vector_on"] else "no vector index (`--vector off`)")
         print(f"{r['size']:,}: filled in {r['fill_s']:.0f} s, {indexed}; RSS after the queries: {rss} MiB")
     print_load_average()
 

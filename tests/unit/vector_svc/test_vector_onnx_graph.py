@@ -20,10 +20,10 @@ from vector_svc.embedders import MiniLMFp32Embedder, MiniLMInt8Embedder, MiniLMI
 from vector_svc.onnx_graph import (
     MS_DOMAIN,
     WORD_EMBEDDINGS,
-    _parse,
     fuse_gelu,
     gather_before_dequantize,
     graph_ops,
+    parse,
     quantize_matmuls,
 )
 
@@ -74,7 +74,7 @@ def test_the_lookup_rewrite_alone_gives_the_model_files_vectors_bit_for_bit():
 
 def with_scalars(data: bytes, old: float, new: float) -> bytes:
     """The model with every float32 scalar constant equal to `old` (as float32 holds it) set to `new`."""
-    model = _parse(data)
+    model = parse(data)
     for tensor in model.graph.initializer:
         value = struct.unpack("<f", tensor.raw_data)[0] if len(tensor.raw_data) == 4 else None
         if tensor.data_type == 1 and value is not None and math.isclose(value, old, rel_tol=1e-6):
@@ -92,7 +92,7 @@ def test_all_six_gelus_become_one_operator_with_their_bias():
     before = Counter(graph_ops(data))
     # Each GELU's Div, Erf, Add(1), Mul(0.5), Mul(x) and the bias Add before it: six nodes become one.
     assert sum(before.values()) - sum(ops.values()) == 6 * 5
-    model = _parse(rewritten)
+    model = parse(rewritten)
     read = {name for node in model.graph.node for name in node.input}
     assert all(t.name in read for t in model.graph.initializer)  # sqrt 2, 1 and 0.5 went with the nodes
     assert fuse_gelu(rewritten) is None  # nothing left to fuse
@@ -106,7 +106,7 @@ def test_a_gelu_is_fused_only_with_its_own_constants():
 
 
 def test_a_gelu_whose_input_is_read_elsewhere_keeps_its_bias_add():
-    model = _parse(minilm_int8_model_path().read_bytes())
+    model = parse(minilm_int8_model_path().read_bytes())
     erf = next(n for n in model.graph.node if n.op_type == "Erf")
     div_input = next(n for n in model.graph.node if list(n.output) == [erf.input[0]]).input[0]
     reader = model.graph.node.add(op_type="Identity", name="extra_reader", input=[div_input], output=["extra"])
@@ -115,7 +115,7 @@ def test_a_gelu_whose_input_is_read_elsewhere_keeps_its_bias_add():
     assert fused is not None
     ops = Counter(graph_ops(fused[0]))
     assert fused[1] == 6 and ops[(MS_DOMAIN, "Gelu")] == 1 and ops[(MS_DOMAIN, "BiasGelu")] == 5
-    gelu = next(n for n in _parse(fused[0]).graph.node if n.op_type == "Gelu")
+    gelu = next(n for n in parse(fused[0]).graph.node if n.op_type == "Gelu")
     assert list(gelu.input) == [div_input]  # x itself: the Add that makes it stays for its other reader
 
 
@@ -143,7 +143,7 @@ def test_all_36_encoder_matmuls_run_on_int8_and_none_is_left_dequantized():
     # Left: the attention's 12 products of two activations, and the 3 Casts/Muls of the embedding
     # rows and the position table; no weight is dequantized for a MatMul any more.
     assert ops[("", "MatMul")] == Counter(graph_ops(before))[("", "MatMul")] - 36 == 12
-    model = _parse(data)
+    model = parse(data)
     weights = {n.output[0] for n in model.graph.node if n.op_type == "Mul" and n.input[-1].endswith("_scale")}
     assert not [n for n in model.graph.node if n.op_type == "MatMul" and set(n.input) & weights]
     assert [(o.domain, o.version) for o in model.opset_import if o.domain == MS_DOMAIN] == [(MS_DOMAIN, 1)]
@@ -154,7 +154,7 @@ def test_fields_the_schema_does_not_declare_round_trip():
     """Parsed and written back with the minimal schema, the model keeps its size (protobuf may put
     the undeclared fields in another order) and gives the file's vectors bit for bit."""
     data = minilm_int8_model_path().read_bytes()
-    again = _parse(data).SerializeToString()
+    again = parse(data).SerializeToString()
     assert len(again) == len(data)
     assert np.array_equal(embedder_on(session_of(again)).embed(TEXTS), embedder_on(session_of(data)).embed(TEXTS))
 
@@ -171,7 +171,7 @@ def test_quantized_vectors_stay_close_to_the_exact_fp32_model():
 def unknown_graph() -> bytes:
     """The model with each dequantized weight's float tensor renamed: a valid graph, but not the
     Cast(W_q) -> W_f -> Mul(W_f, W_scale) -> W pattern the MatMul rewrite knows."""
-    model = _parse(minilm_int8_model_path().read_bytes())
+    model = parse(minilm_int8_model_path().read_bytes())
     for node in model.graph.node:
         for i, name in enumerate(node.input):
             if name.endswith("_f"):
